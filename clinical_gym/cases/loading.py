@@ -1,0 +1,107 @@
+"""Finding and loading case sets: the bundled library, and case files a user brings (JSON or JSONL)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from clinical_gym.cases.schema import SPECIALTIES, Case
+
+SPLITS = ("train", "test")
+TEST_FRACTION = 0.2
+
+
+def split_of(case_id: str) -> str:
+    """Deterministic split of a case: a hash of its id, so splits never change when cases are added."""
+    bucket = int(hashlib.sha256(case_id.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return "test" if bucket < TEST_FRACTION else "train"
+
+
+def _library_files() -> list[Path]:
+    root = resources.files("clinical_gym") / "data" / "cases"
+    return sorted(Path(str(p)) for p in root.iterdir() if p.name.endswith(".json"))
+
+
+def read_case_file(path: str | Path) -> tuple[list[Case], list[str]]:
+    """Parse a JSON list/object or a JSONL file of cases; bad rows are skipped and reported as 'file:line: reason'."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    rows: list[tuple[int, object]] = []
+    problems: list[str] = []
+    if path.suffix == ".jsonl":
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append((lineno, json.loads(line)))
+                except json.JSONDecodeError as e:
+                    problems.append(f"{path}:{lineno}: invalid JSON ({e.msg})")
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            return [], [f"{path}:{e.lineno}: invalid JSON ({e.msg})"]
+        rows = [(i, row) for i, row in enumerate(data if isinstance(data, list) else [data], 1)]
+    cases = []
+    for where, row in rows:
+        try:
+            cases.append(Case.model_validate(row))
+        except ValidationError as e:
+            err = e.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"])
+            label = "line" if path.suffix == ".jsonl" else "case"
+            problems.append(f"{path}:{label} {where}: {loc}: {err['msg']}")
+    return cases, problems
+
+
+@lru_cache(maxsize=1)
+def library() -> tuple[Case, ...]:
+    """Every case of the bundled library (validated; a broken library file is a bug, so it raises)."""
+    cases: list[Case] = []
+    for f in _library_files():
+        found, problems = read_case_file(f)
+        if problems:
+            raise ValueError("bundled case library is invalid:\n" + "\n".join(problems))
+        cases.extend(found)
+    ids = [c.id for c in cases]
+    if len(ids) != len(set(ids)):
+        raise ValueError("bundled case library has duplicate case ids")
+    return tuple(cases)
+
+
+def available_case_sets() -> dict[str, str]:
+    """Names accepted by ``load_cases`` with a one-line description each."""
+    lib = library()
+    sets = {"library": f"curated case library ({len(lib)} cases)"}
+    for spec in SPECIALTIES:
+        n = sum(c.specialty == spec for c in lib)
+        if n:
+            sets[f"library:{spec}"] = f"library cases in {spec.replace('_', ' ')} ({n} cases)"
+    return sets
+
+
+def load_cases(name_or_path: str | Path, split: str | None = None) -> list[Case]:
+    """Load a case set by name (see ``available_case_sets``) or from a JSON/JSONL file, optionally one split."""
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    name = str(name_or_path)
+    if name == "library" or name.startswith("library:"):
+        spec = name.partition(":")[2]
+        if spec and spec not in SPECIALTIES:
+            raise ValueError(f"unknown specialty {spec!r}; choose one of {', '.join(SPECIALTIES)}")
+        cases = [c for c in library() if not spec or c.specialty == spec]
+    else:
+        path = Path(name).expanduser()
+        if not path.exists():
+            raise ValueError(f"no case set or file named {name!r}; known sets: {', '.join(available_case_sets())}")
+        cases, problems = read_case_file(path)
+        if problems:
+            warnings.warn(f"skipped {len(problems)} bad case rows: " + "; ".join(problems[:5]), stacklevel=2)
+    if split is not None:
+        cases = [c for c in cases if split_of(c.id) == split]
+    return cases

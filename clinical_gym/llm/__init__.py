@@ -1,0 +1,37 @@
+"""LLM clients behind simulated actors: an OpenAI-compatible HTTP client and a local transformers client.
+
+``TransformersClient`` is imported on first use, so importing this package does not import torch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from clinical_gym.llm.base import LLMClient, LLMError
+from clinical_gym.llm.openai_compat import OpenAICompatClient
+
+if TYPE_CHECKING:
+    from clinical_gym.llm.transformers_local import TransformersClient
+
+__all__ = ["LLMClient", "LLMError", "OpenAICompatClient", "TransformersClient", "make_client"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TransformersClient":
+        from clinical_gym.llm.transformers_local import TransformersClient
+
+        return TransformersClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def make_client(spec: str, **kw: Any) -> LLMClient:
+    """A client from a spec: ``"openai:MODEL"`` (other settings from ``kw`` or the environment) or
+    ``"transformers:PATH"`` (``kw`` go to ``TransformersClient.from_pretrained``)."""
+    backend, _, target = spec.partition(":")
+    if backend == "openai":
+        return OpenAICompatClient(model=target or None, **kw)
+    if backend == "transformers" and target:
+        from clinical_gym.llm.transformers_local import TransformersClient
+
+        return TransformersClient.from_pretrained(target, **kw)
+    raise ValueError(f"bad LLM client spec {spec!r}: expected 'openai:MODEL' or 'transformers:PATH'")

@@ -1,0 +1,34 @@
+"""Registered environment ids, with string entry points so registering imports nothing heavy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gymnasium.envs.registration import register, registry
+
+
+@dataclass(frozen=True)
+class EnvInfo:
+    """What ``clinical-gym envs`` lists for one id."""
+
+    id: str
+    entry_point: str
+    family: str
+    description: str
+
+
+ENVIRONMENTS: tuple[EnvInfo, ...] = (
+    EnvInfo("ClinicalInquiry-v0", "domains.inquiry.environment:ClinicalInquiryEnv", "inquiry",
+            "Interview a simulated patient who reveals facts only when asked, then diagnose and recommend (DoctorAgent-RL, Doctor-R1)."),
+)
+
+
+def register_all() -> None:
+    """Register every clinical-gym id with gymnasium (idempotent)."""
+    for env in ENVIRONMENTS:
+        if env.id not in registry:
+            register(id=env.id, entry_point=env.entry_point)
+
+
+def env_ids() -> list[str]:
+    return [e.id for e in ENVIRONMENTS]

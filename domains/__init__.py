@@ -1,0 +1,1 @@
+"""Environment families and clinical domains; each sub-package registers through clinical_gym.registration."""

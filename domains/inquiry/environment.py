@@ -1,0 +1,225 @@
+"""ClinicalInquiry-v0: a doctor agent interviews a simulated patient, then gives a diagnosis and recommendation."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from clinical_gym.cases import Case
+from clinical_gym.cases.formatting import format_test_result, format_vitals
+from clinical_gym.cases.schema import normalize
+from clinical_gym.env import ClinicalEnv
+from clinical_gym.llm.base import LLMClient, LLMError
+from clinical_gym.parsing import DoctorAction, parse_doctor_action
+from domains.inquiry.patient import Patient, PatientReply, RuleBasedPatient
+from domains.inquiry.patient_llm import LLMPatient
+from domains.inquiry.presets import TurnContext, final_outcome, make_preset
+from domains.inquiry.prompts import DOCTOR_SYSTEM_PROMPT, FORMAT_HINT, TESTS_ADDENDUM
+
+DYNAMIC_BUDGET = (2, 10)
+
+
+class ClinicalInquiryEnv(ClinicalEnv):
+    """
+    ## Description
+    A doctor agent interviews a simulated patient who reveals facts only when asked, then gives a diagnosis and a
+    recommendation (DoctorAgent-RL, Doctor-R1). The default patient is rule-based: offline, deterministic, fast.
+
+    ## Action Space
+    ``UnicodeText(10000)``: the doctor's full reply, ``<think>…</think><answer>Question: …</answer>`` or
+    ``<answer>Diagnosis: …\\nRecommendation: …</answer>`` (also ``Test: …`` when ``allow_tests=True``).
+
+    ## Observation Space
+    ``UnicodeText(100000)``: the new text this step: the patient's reply (or the test result, or what was wrong
+    with the action) followed by ``Turn k/N.``. The whole conversation is ``env.unwrapped.messages``.
+
+    ## Starting State
+    A case drawn with ``self.np_random`` (or ``options={"case_id": ...}`` / ``{"case": Case}``). The first
+    observation is ``Patient's description: <self-report> (<sex>, <age> years old)``.
+
+    ## Rewards
+    Per the preset (``reward=``): ``"doctoragent_rl"`` (default) or ``"doctor_r1"``; see ``domains.inquiry.presets``.
+    The parts of each step's reward are in ``info["reward_components"]``.
+
+    ## Episode End
+    Termination: the doctor gives a diagnosis; the turn budget runs out without one (over-budget penalty);
+    the patient backend fails for good (``info["error"]``). Truncation: never (the budget is part of the task).
+
+    ## Information
+    reset: ``system_prompt``, ``turn_budget``, ``reward_preset``, ``specialty``. Every step: ``turn``,
+    ``turn_budget``, ``reward_components``, ``reply_kind``, ``facts_revealed``, and ``parse_error`` when the
+    action could not be parsed. Terminal step: ``outcome`` (result correct / partially / wrong, the parsed
+    diagnosis and recommendation, word F1s, the gold answer, ``success``) and ``case_id``. Nothing about the
+    diagnosis appears in an observation or in info before the episode ends.
+
+    ## Arguments
+    ``gym.make("ClinicalInquiry-v0", cases="library", split=None, patient="rules" | Patient | LLMClient,
+    reward="doctoragent_rl", reward_config=None, judge=None, turn_budget=10 | "dynamic" | (lo, hi),
+    allow_tests=False, force_final_diagnosis=False, render_mode=None)``
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    def __init__(self, cases: str | Sequence[Case] | None = None, split: str | None = None, *,
+                 patient: str | Patient | LLMClient = "rules", reward: str = "doctoragent_rl",
+                 reward_config: dict[str, Any] | None = None, judge: LLMClient | None = None,
+                 turn_budget: int | str | tuple[int, int] = 10, allow_tests: bool = False,
+                 force_final_diagnosis: bool = False, render_mode: str | None = None) -> None:
+        super().__init__(cases, split, render_mode=render_mode)
+        self.patient = _make_patient(patient)
+        self.preset = make_preset(reward, reward_config, judge)
+        self._budget_range = _budget_range(turn_budget)
+        self.allow_tests = allow_tests
+        self.force_final_diagnosis = force_final_diagnosis
+
+    # -- episode ------------------------------------------------------------------------------------------
+    def _begin(self, case: Case) -> tuple[str, dict[str, Any]]:
+        lo, hi = self._budget_range
+        self.turn_budget = lo if lo == hi else int(self.np_random.integers(lo, hi + 1))
+        self.turn = 0
+        self._asked_tests: set[str] = set()
+        self._screened: set[str] = set()
+        self._final_prompted = False
+        self.patient.reset(case, self.np_random)
+        volunteered = " ".join(f.text for f in case.history if f.volunteered)
+        d = case.demographics
+        obs = f"Patient's description: {case.self_report}. {volunteered} ({d.sex}, {d.age} years old)".replace("..", ".")
+        system = DOCTOR_SYSTEM_PROMPT.format(budget=self.turn_budget, tests=TESTS_ADDENDUM if self.allow_tests else "")
+        info = {"system_prompt": system, "turn_budget": self.turn_budget, "reward_preset": self.preset.name,
+                "specialty": case.specialty}
+        return obs, info
+
+    def _act(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self.turn += 1
+        parsed = parse_doctor_action(action, strict=self.preset.strict_format, allow_tests=self.allow_tests)
+        ctx = TurnContext(case=self.case, messages=self.messages, action_text=action, screened=self._screened)
+        if parsed.kind == "diagnosis":
+            return self._finish(parsed, ctx)
+        if parsed.kind == "invalid":
+            return self._turn_end(f"Your format is invalid: {parsed.error}. {FORMAT_HINT}", self.preset.invalid_format(),
+                                  {"parse_error": parsed.error, "reply_kind": "invalid"})
+        if self._final_prompted:
+            return self._over_budget({"reply_kind": "no_diagnosis"})
+        if parsed.kind == "test":
+            return self._order_test(parsed, ctx)
+        if self.preset.one_question_rule and parsed.question.count("?") != 1:
+            return self._turn_end("You can only ask one question at a time.", self.preset.multiple_questions(),
+                                  {"reply_kind": "multiple_questions"})
+        known = set(self._revealed())
+        try:
+            reply = self.patient.reply(parsed.question, self.messages)
+        except LLMError as e:
+            return self._error(str(e))
+        ctx.question, ctx.reply = parsed.question, reply
+        ctx.new_facts = tuple(f for f in reply.facts if f not in known)
+        extra = {"reply_kind": reply.kind}
+        if isinstance(self.patient, LLMPatient) and self.patient.last_leak:
+            extra["patient_leak_replaced"] = True
+        return self._turn_end(reply.text, self.preset.question(ctx), extra)
+
+    # -- pieces -------------------------------------------------------------------------------------------
+    def _turn_end(self, text: str, components: dict[str, float], extra: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Close a non-final turn: add the budget line, or end the episode when the budget is spent."""
+        if self.turn >= self.turn_budget:
+            if self.force_final_diagnosis and not self._final_prompted:
+                self._final_prompted = True
+                text = f"{text}\nYou have used all your questions. Give your final diagnosis and recommendation now."
+            else:
+                obs, reward, term, trunc, info = self._over_budget(extra, components)
+                return f"{text}\n{obs}", reward, term, trunc, info
+        else:
+            text = f"{text}\nTurn {self.turn}/{self.turn_budget}."
+        info = self._info(components, **extra)
+        return text, sum(components.values()), False, False, info
+
+    def _over_budget(self, extra: dict[str, Any], components: dict[str, float] | None = None) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        components = {**(components or {}), **self.preset.over_budget()}
+        outcome = {"result": "wrong", "reason": "turn budget exhausted without a diagnosis", "success": False,
+                   **self._gold()}
+        info = self._info(components, outcome=outcome, case_id=self.case.id, **extra)
+        return "The consultation is over: no diagnosis was given within the turn budget.", sum(components.values()), True, False, info
+
+    def _finish(self, parsed: DoctorAction, ctx: TurnContext) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        outcome = final_outcome(self.case, parsed.diagnosis, parsed.recommendation)
+        try:
+            components = self.preset.final(ctx, outcome)
+        except LLMError as e:
+            return self._error(str(e))
+        outcome["turns"] = self.turn
+        outcome["facts_revealed"] = len(self._revealed())
+        info = self._info(components, outcome=outcome, case_id=self.case.id, reply_kind="diagnosis")
+        obs = (f"The consultation is over. Your diagnosis was {outcome['result']} "
+               f"(the patient had {self.case.diagnosis.name}).")
+        return obs, sum(components.values()), True, False, info
+
+    def _order_test(self, parsed: DoctorAction, ctx: TurnContext) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        key = normalize(parsed.test)
+        if key in self._asked_tests:
+            reply = PatientReply("You have already ordered this.", "repeated")
+        else:
+            self._asked_tests.add(key)
+            result = find_exam_result(self.case, parsed.test)
+            reply = (PatientReply(result, "answered") if result
+                     else PatientReply(f"The result of '{parsed.test}' is not available in this consultation.", "unknown"))
+        ctx.question, ctx.reply = parsed.test, reply
+        return self._turn_end(reply.text, self.preset.question(ctx), {"reply_kind": reply.kind})
+
+    def _error(self, message: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        outcome = {"result": "error", "reason": message, "success": False, **self._gold()}
+        info = self._info({}, outcome=outcome, error=message, case_id=self.case.id, reply_kind="error")
+        return "The consultation ended because the patient simulator failed.", 0.0, True, False, info
+
+    def _reject(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self.turn += 1
+        return self._turn_end(f"Your format is invalid: {problem}. {FORMAT_HINT}", self.preset.invalid_format(),
+                              {"parse_error": problem, "reply_kind": "invalid"})
+
+    def _info(self, components: dict[str, float], **extra: Any) -> dict[str, Any]:
+        return {"turn": self.turn, "turn_budget": self.turn_budget, "reward_components": dict(components),
+                "facts_revealed": len(self._revealed()), **extra}
+
+    def _revealed(self) -> list[str]:
+        return list(getattr(self.patient, "revealed", []))
+
+    def _gold(self) -> dict[str, Any]:
+        return {"gold_diagnosis": self.case.diagnosis.name, "gold_icd10": self.case.diagnosis.icd10}
+
+
+def find_exam_result(case: Case, request: str) -> str | None:
+    """The case's result for a requested examination or test, matched by normalised name, or None."""
+    want = normalize(request)
+    if not want:
+        return None
+    words = set(want.split())
+    if case.vitals and words & {"vitals", "vital", "signs", "observations", "obs"}:
+        return format_vitals(case.vitals)
+    for test in case.tests:
+        name = normalize(test.name)
+        if want == name or want in name or name in want:
+            return f"{test.name}:\n{format_test_result(test)}"
+    for system, text in case.physical_exam.items():
+        if system.replace("_", " ") in want or (system == "abdominal" and "abdomen" in words):
+            return f"{system.capitalize()} examination: {text}"
+    return None
+
+
+def _make_patient(patient: str | Patient | LLMClient) -> Patient:
+    if patient == "rules":
+        return RuleBasedPatient()
+    if isinstance(patient, str):
+        raise ValueError(f"unknown patient backend {patient!r}; use 'rules', a Patient, or an LLMClient")
+    if hasattr(patient, "reply") and hasattr(patient, "reset"):
+        return patient
+    if isinstance(patient, LLMClient):
+        return LLMPatient(patient)
+    raise TypeError(f"patient must be 'rules', a Patient or an LLMClient, got {type(patient).__name__}")
+
+
+def _budget_range(turn_budget: int | str | tuple[int, int]) -> tuple[int, int]:
+    if turn_budget == "dynamic":
+        return DYNAMIC_BUDGET
+    if isinstance(turn_budget, tuple) and len(turn_budget) == 2 and 1 <= turn_budget[0] <= turn_budget[1]:
+        return int(turn_budget[0]), int(turn_budget[1])
+    if isinstance(turn_budget, int) and turn_budget >= 1:
+        return turn_budget, turn_budget
+    raise ValueError(f"turn_budget must be a positive int, 'dynamic' or a (low, high) pair, got {turn_budget!r}")

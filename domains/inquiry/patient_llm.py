@@ -1,0 +1,54 @@
+"""The LLM patient backend: an LLM plays the patient from a hidden profile (any ``LLMClient``).
+
+Repetition is checked by the same rules as the rule-based patient, the doctor's ``<think>`` never reaches the
+patient (it sees only the parsed question), and a reply that names the diagnosis is replaced and flagged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from clinical_gym.cases import Case
+from clinical_gym.cases.leakage import leaked_terms
+from clinical_gym.llm.base import LLMClient
+from domains.inquiry.patient import NO_DIAGNOSIS, REFUSE, REPEATED, PatientReply
+from domains.inquiry.prompts import patient_system_prompt
+from domains.inquiry.questions import analyze_question
+
+
+@dataclass
+class LLMPatient:
+    """A patient played by ``client``. ``leaks_replaced`` counts replies replaced because they named the diagnosis."""
+
+    client: LLMClient
+    max_tokens: int = 128
+    temperature: float = 0.7
+    seed: int | None = None
+    case: Case | None = None
+    asked: set = field(default_factory=set)
+    last_leak: bool = False
+
+    def reset(self, case: Case, rng: np.random.Generator) -> None:
+        self.case = case
+        self.asked = set()
+        self._system = patient_system_prompt(case)
+        self._dialogue: list[dict[str, str]] = []
+        self._seed = int(rng.integers(2**31)) if self.seed is None else self.seed
+
+    def reply(self, question: str, history: list[dict[str, str]] | None = None) -> PatientReply:
+        """Ask the LLM; raises ``LLMError`` when the backend fails for good (the env ends the episode)."""
+        key = analyze_question(question).key
+        if key in self.asked:
+            return PatientReply(REPEATED, "repeated")
+        self.asked.add(key)
+        messages = [{"role": "system", "content": self._system}, *self._dialogue, {"role": "user", "content": question}]
+        text = self.client.chat(messages, max_tokens=self.max_tokens, temperature=self.temperature,
+                                seed=self._seed + len(self._dialogue)).strip()
+        self.last_leak = bool(leaked_terms(text, self.case.diagnosis))
+        if self.last_leak:
+            text = NO_DIAGNOSIS
+        self._dialogue += [{"role": "user", "content": question}, {"role": "assistant", "content": text}]
+        kind = "refused" if (not text or text.startswith(REFUSE[:20]) or self.last_leak) else "answered"
+        return PatientReply(text or REFUSE, kind)

@@ -1,0 +1,116 @@
+"""Reading a doctor's question: which topics it asks about, and whether it is a question a patient can answer.
+
+``analyze_question`` maps free text onto the topic vocabulary of ``clinical_gym.cases.topics`` (question types
+and symptoms), and flags the questions a rule-based patient must not answer from facts: requests for the
+diagnosis, prompt injection, and questions about things a patient would not know (lab values, scan results).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from clinical_gym.cases.topics import BROADER, GENERIC_PAIN_PATTERNS, QUESTION_TYPES, SYMPTOMS
+
+
+def _compile(fragments: list[str]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(fragments) + r")\b")
+
+
+_TOPIC_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    *((k, _compile(v)) for k, v in QUESTION_TYPES.items()),
+    *((k, _compile(v)) for k, v in SYMPTOMS.items()),
+]
+_GENERIC_PAIN = _compile(GENERIC_PAIN_PATTERNS)
+
+_DIAGNOSIS_REQUEST = _compile([
+    r"what (?:do|did|does) (?:i|you|he|she) have", r"what do you think (?:i|you) (?:might |could |may )?have", r"what(?:'s| is) (?:wrong|the matter) with (?:me|you)", r"(?:your|my|the) diagnos[ie]s",
+    r"what (?:disease|condition|illness|diagnosis)", r"what(?:'s| is) causing (?:this|it)", r"(?:tell|give|show|reveal|print|say|name) (?:me )?(?:your|the) (?:diagnos\w+|condition|disease|answer)",
+    r"have you been (?:told|diagnosed)", r"do you know what (?:it|this) is", r"what (?:do you think )?(?:it|this) (?:is|could be)",
+    r"is it (?:an? )?\w+(?:itis|oma|osis|emia|pathy|ism|ia)", r"could (?:it|this) be", r"do you think (?:it|this) (?:is|could be)",
+])
+_INJECTION = _compile([
+    r"ignore (?:all |any |your |the )?(?:previous |prior |above )?(?:instructions?|rules|prompts?)", r"system prompt", r"developer mode",
+    r"you are (?:now|no longer)", r"pretend (?:to be|you are)", r"disregard", r"jailbreak", r"case (?:file|record|json)",
+    r"hidden (?:profile|information|answer)", r"ground truth", r"reveal (?:your|the) (?:instructions|answer|secret)", r"icd",
+    r"as an ai", r"override",
+])
+# Things only a clinician or a machine would know: the patient says they do not know.
+_UNKNOWABLE = _compile([
+    r"(?:level|count|value|reading|saturation)s? (?:of|is|was|are)", r"(?:what|how high|how low) (?:is|was|are|were) (?:your|the) \w+ (?:level|count)s?",
+    r"creatinine", r"h(?:a)?emoglobin", r"potassium", r"sodium", r"white (?:blood )?cell", r"platelets?", r"troponin", r"lipase", r"ejection fraction",
+    r"inr", r"crp", r"esr", r"hba1c", r"tsh", r"bilirubin", r"(?:blood|lab|urine) (?:test|work) results?", r"test results?", r"results? of",
+    r"x-?ray (?:show|result)", r"(?:ct|mri|scan|ultrasound) (?:show|result)\w*", r"ecg (?:show|result)\w*", r"biopsy",
+    r"(?:blood pressure|heart rate|pulse|oxygen) (?:is|was|reading)", r"what is your (?:blood pressure|heart rate|pulse|oxygen)",
+])
+_STOPWORDS = frozenset(
+    "a an the and or but if of to in on at for with about from by as is are was were be been being do does did have has had "
+    "you your yours i me my we our it its this that these those any anything some there what when where which who how why "
+    "can could would should will shall may might must please tell describe ever currently recently now still also just".split()
+)
+_WORD = re.compile(r"[a-z0-9]+")
+HPI_TYPES = frozenset({"onset", "duration", "location", "character", "severity", "radiation", "timing", "aggravating", "relieving", "course"})
+
+
+@dataclass(frozen=True)
+class QuestionTopics:
+    """What a question asks. ``explicit_symptoms`` were named outright (not inferred from "pain" or a broad term)."""
+
+    question_types: frozenset[str]
+    explicit_symptoms: frozenset[str]
+    symptoms: frozenset[str]
+    generic_pain: bool
+    diagnosis_request: bool
+    injection: bool
+    unknowable: bool
+    words: tuple[str, ...]
+
+    @property
+    def key(self) -> frozenset[str] | tuple[str, ...]:
+        """Identity of the question for repetition checks: its topics, or its content words when it has none."""
+        topics = self.question_types | self.symptoms | ({"<pain>"} if self.generic_pain else set())
+        return frozenset(topics) if topics else self.words
+
+
+def _drop_contained(hits: list[tuple[str, int, int]]) -> set[str]:
+    """Keys whose matched span is not strictly inside another key's longer span ("stool" inside "blood in the stool")."""
+    keep = set()
+    for key, s, e in hits:
+        inside = any(s2 <= s and e <= e2 and (e2 - s2) > (e - s) and k2 != key for k2, s2, e2 in hits)
+        if not inside:
+            keep.add(key)
+    return keep
+
+
+@lru_cache(maxsize=8192)
+def analyze_question(question: str) -> QuestionTopics:
+    """Topics and flags of a doctor's question (cached: the same question costs one lookup)."""
+    text = question.lower().replace("’", "'")
+    hits = []
+    for key, pattern in _TOPIC_PATTERNS:
+        for m in pattern.finditer(text):
+            hits.append((key, m.start(), m.end()))
+    pain_spans = [(m.start(), m.end()) for m in _GENERIC_PAIN.finditer(text)]
+    keys = _drop_contained(hits)
+    generic_pain = any(not any(s2 <= s and e <= e2 for k2, s2, e2 in hits if k2 in SYMPTOMS) for s, e in pain_spans)
+    explicit = frozenset(k for k in keys if k in SYMPTOMS)
+    symptoms = set(explicit)
+    for broad, narrow in BROADER.items():
+        if broad in explicit:
+            symptoms.update(narrow)
+    return QuestionTopics(
+        question_types=frozenset(k for k in keys if k in QUESTION_TYPES),
+        explicit_symptoms=explicit,
+        symptoms=frozenset(symptoms),
+        generic_pain=generic_pain,
+        diagnosis_request=bool(_DIAGNOSIS_REQUEST.search(text)),
+        injection=bool(_INJECTION.search(text)),
+        unknowable=bool(_UNKNOWABLE.search(text)),
+        words=content_words(text),
+    )
+
+
+def content_words(text: str) -> tuple[str, ...]:
+    """Lower-case words minus stopwords, for BM25 and repetition keys."""
+    return tuple(w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOPWORDS)
