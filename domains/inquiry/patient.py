@@ -81,9 +81,9 @@ def case_index(case: Case) -> _CaseIndex:
 
 
 _TONE: dict[str, tuple[str, ...]] = {
-    "calm": ("",), "stoic": ("",), "anxious": ("", "Um, ", "I'm quite worried about all this. "),
-    "frustrated": ("", "Like I said, ", "Look, "), "embarrassed": ("", "This is a bit awkward, but "),
-    "tired": ("", "Sorry, I'm so worn out. "), "cheerful": ("", "Well, "),
+    "calm": ("",), "stoic": ("",), "anxious": ("", "", "Um, ", "I'm quite worried about all this. "),
+    "frustrated": ("", "", "Like I said, ", "Look, "), "embarrassed": ("", "", "", "This is a bit awkward, but "),
+    "tired": ("", "", "", "Sorry, I'm so worn out. "), "cheerful": ("", "", "Well, "),
 }
 _FORGETFUL_CATEGORIES = frozenset({"medications", "past_history", "surgical_history", "family"})
 

@@ -1,0 +1,89 @@
+"""Environment step throughput and latency with the embedded (rule-based) simulators.
+
+    python benchmarks/perf_env.py [--steps 20000] [--env ClinicalInquiry-v0]
+
+Prints, per environment: steps/s, p50/p99 step latency, and the time of ``import clinical_gym``. A scripted
+doctor asks varied questions from a fixed bank and diagnoses every 8 turns, so episodes reset regularly.
+Single process, single thread (one core). Floor (issue #2): 2,000 steps/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+QUESTIONS = [
+    "When did it start?", "Where exactly is the pain?", "How bad is it?", "Have you had a fever?", "Any cough?",
+    "Any nausea or vomiting?", "Do you take any medications?", "Any allergies?", "Do you smoke?", "Does anything make it worse?",
+    "Any shortness of breath?", "Any changes in your bowel habits?", "Any family history of illness?", "Have you travelled recently?",
+    "What do you think is wrong with you?", "Have you lost weight?", "Any pain when you pee?", "Is it constant?",
+]
+
+
+def doctor_actions(rng: np.random.Generator, n: int) -> list[str]:
+    """A reproducible stream of doctor replies: mostly questions, a diagnosis every 8th turn, some malformed."""
+    out = []
+    for i in range(n):
+        if i % 8 == 7:
+            out.append("<think>enough</think><answer>Diagnosis: viral illness\nRecommendation: rest and fluids</answer>")
+        elif i % 13 == 5:
+            out.append("malformed reply without tags")
+        else:
+            q = QUESTIONS[int(rng.integers(len(QUESTIONS)))]
+            out.append(f"<think>next</think><answer>Question: {q}</answer>")
+    return out
+
+
+def bench_env(env_id: str, steps: int, seed: int = 0) -> dict[str, float]:
+    import gymnasium as gym
+
+    import clinical_gym  # noqa: F401
+
+    env = gym.make(env_id, turn_budget=10)
+    actions = doctor_actions(np.random.default_rng(seed), steps)
+    env.reset(seed=seed)
+    for a in actions[:200]:  # warm up caches (question analysis, per-case indexes)
+        if env.step(a)[2]:
+            env.reset()
+    lat = np.empty(steps)
+    episode = 0
+    env.reset(seed=seed)
+    start = time.perf_counter()
+    for i, a in enumerate(actions):
+        t0 = time.perf_counter()
+        _, _, terminated, truncated, _ = env.step(a)
+        if terminated or truncated:
+            episode += 1
+            env.reset(seed=seed + episode)
+        lat[i] = time.perf_counter() - t0
+    total = time.perf_counter() - start
+    return {"steps_per_s": steps / total, "p50_ms": float(np.percentile(lat, 50) * 1e3),
+            "p99_ms": float(np.percentile(lat, 99) * 1e3), "episodes": episode}
+
+
+def import_time() -> float:
+    code = "import time; t = time.perf_counter(); import clinical_gym; print(time.perf_counter() - t)"
+    return min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout) for _ in range(3))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=20_000)
+    ap.add_argument("--env", action="append", help="environment id (repeatable); default: every registered id")
+    args = ap.parse_args()
+    import clinical_gym
+
+    print(f"import clinical_gym: {import_time() * 1e3:.0f} ms (goal < 500 ms)")
+    print(f"{'environment':<24} {'steps/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'episodes':>9}")
+    for env_id in args.env or clinical_gym.env_ids():
+        r = bench_env(env_id, args.steps)
+        print(f"{env_id:<24} {r['steps_per_s']:>9.0f} {r['p50_ms']:>8.3f} {r['p99_ms']:>8.3f} {r['episodes']:>9}")
+    print("floor: 2,000 steps/s per environment on one core")
+
+
+if __name__ == "__main__":
+    main()
