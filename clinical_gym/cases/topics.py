@@ -32,7 +32,7 @@ QUESTION_TYPES: dict[str, list[str]] = {
     "course": [r"getting (?:worse|better)", r"changed", r"progress\w*", r"over time", r"since it started", r"improv\w*"],
     "past_history": [r"medical history", r"past (?:medical )?history", r"medical (?:conditions?|problems?|issues?)", r"health (?:problems?|conditions?|issues?)",
                      r"(?:chronic|long[- ]term|other) (?:conditions?|illness\w*|diseases?)", r"been diagnosed", r"diagnosed with",
-                     r"illness\w* in the past", r"ever had", r"any (?:illness|conditions?)", r"hospitali[sz]\w*", r"been in hospital"],
+                     r"illness\w* in the past", r"any (?:illness|conditions?)", r"hospitali[sz]\w*", r"been in hospital"],
     "surgical_history": [r"surger\w*", r"operations?", r"operated", r"procedures?"],
     "medications": [r"medications?", r"medicines?", r"pills?", r"tablets?", r"prescri\w*", r"supplements?", r"inhalers?", r"insulin",
                     r"take any(?:thing)? (?:regularly|daily)", r"on any (?:drugs|treatment)", r"drugs? (?:do|are) you (?:take|taking|on)",
@@ -54,7 +54,7 @@ QUESTION_TYPES: dict[str, list[str]] = {
     "vaccination": [r"vaccin\w*", r"immuni[sz]\w*", r"shots", r"jabs?", r"boosters?"],
     "exposure": [r"sick contacts?", r"anyone (?:\w+ ){0,3}(?:sick|ill|unwell)", r"anyone (?:else )?(?:sick|ill)", r"exposed", r"exposure", r"contact with", r"around anyone",
                  r"same symptoms", r"anyone (?:else )?(?:at home|around you)"],
-    "activity": [r"exercise", r"activity", r"physical(?:ly)? activ\w*", r"walk (?:far|how far)", r"stairs", r"daily activities"],
+    "activity": [r"exercise", r"activity", r"active", r"physical(?:ly)? activ\w*", r"walk (?:far|how far)", r"stairs", r"daily activities"],
 }
 
 SYMPTOMS: dict[str, list[str]] = {

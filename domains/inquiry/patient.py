@@ -210,6 +210,6 @@ class RuleBasedPatient:
         prefix = options[int(self.rng.integers(len(options)))] if len(options) > 1 else options[0]
         if persona.cognitive == "forgetful" and any(self.case.fact(f).category in _FORGETFUL_CATEGORIES for f in facts):
             text = f"{text} At least I think so, I'm not good with these things."
-        if prefix.endswith(", ") and not re.match(r"I\b", text):
+        if prefix and not prefix.endswith(". ") and not re.match(r"I\b", text):
             text = text[0].lower() + text[1:]
         return prefix + text
