@@ -59,7 +59,7 @@ QUESTION_TYPES: dict[str, list[str]] = {
 
 SYMPTOMS: dict[str, list[str]] = {
     "fever": [r"fevers?", r"feverish", r"temperature", r"febrile", r"run(?:ning)? hot", r"pyrexi\w*"],
-    "chills": [r"chills?", r"shiver\w*", r"rigou?rs", r"shaking"],
+    "chills": [r"chills?", r"shiver\w*", r"rigou?rs", r"shaking chills"],
     "night_sweats": [r"night sweats?", r"sweat\w* at night", r"drenching sweats?"],
     "sweating": [r"sweat(?:ing|y)?", r"clammy", r"diaphore\w*"],
     "fatigue": [r"tired\w*", r"fatigue\w*", r"exhaust\w*", r"lack of energy", r"low energy", r"lethargi?c?", r"worn out", r"run down"],
@@ -138,9 +138,9 @@ SYMPTOMS: dict[str, list[str]] = {
     "polyuria": [r"pass(?:ing)? (?:a lot of|more|large amounts of) urine", r"peeing a lot", r"polyuria", r"get up (?:at night )?to (?:pee|urinate)",
                  r"nocturia", r"urinat\w* at night"],
     "polydipsia": [r"thirst\w*", r"polydipsia", r"dry mouth", r"drink(?:ing)? (?:a lot|lots) of (?:water|fluids?)"],
-    "heat_intolerance": [r"heat intoleran\w*", r"feel(?:ing)? (?:too )?hot", r"can(?:'t|not) stand (?:the )?heat", r"bothered by heat"],
+    "heat_intolerance": [r"heat intoleran\w*", r"(?:heat|hot weather|warm weather) (?:bother|affect|trouble)\w*", r"feel(?:ing)? (?:too )?hot", r"can(?:'t|not) stand (?:the )?heat", r"bothered by heat"],
     "cold_intolerance": [r"cold intoleran\w*", r"feel(?:ing)? (?:the )?cold", r"always cold", r"bothered by (?:the )?cold"],
-    "tremor": [r"trembl\w*", r"tremors?", r"shak(?:y|es|ing) hands?", r"hands? shak\w*"],
+    "tremor": [r"trembl\w*", r"tremors?", r"shaking", r"shak(?:e|es|y)", r"shak(?:y|es|ing) hands?", r"hands? shak\w*"],
     "anxiety": [r"anxi\w*", r"nervous\w*", r"worr(?:y|ied|ies)", r"panic\w*", r"on edge"],
     "low_mood": [r"mood", r"depress\w*", r"sad\w*", r"feeling down", r"low in (?:yourself|spirits)", r"hopeless\w*", r"lost interest", r"enjoy"],
     "suicidal_thoughts": [r"suicid\w*", r"harm(?:ing)? yourself", r"end (?:your|my) life", r"kill(?:ing)? yourself", r"better off dead", r"self[- ]harm"],
@@ -156,7 +156,7 @@ SYMPTOMS: dict[str, list[str]] = {
     "toothache": [r"tooth ?ache", r"teeth", r"dental", r"jaw"],
     "facial_pain": [r"face pain", r"facial pain", r"pain in (?:your|the) face", r"cheeks?", r"sinus pain", r"pressure (?:behind|around) (?:your|the) eyes"],
     "limb_pain": [r"arm pain", r"pain in (?:your|the) arm", r"leg pain", r"pain in (?:your|the) leg"],
-    "cold_extremities": [r"cold (?:hands|feet|fingers|toes)", r"fingers? (?:turn )?(?:white|blue)", r"raynaud\w*"],
+    "cold_extremities": [r"cold (?:hands|feet|fingers|toes)", r"(?:hands|feet|fingers|toes|arms?|legs?) (?:feel |are |turn |go )?(?:cold|white|blue)", r"fingers? (?:turn )?(?:white|blue)", r"raynaud\w*"],
     "breast_symptoms": [r"breasts?", r"nipples?"],
     "limp": [r"limp\w*", r"walk(?:ing)? (?:normally|properly)", r"bear weight", r"put weight"],
 }
