@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import clinical_gym
-from clinical_gym.cli import as_doctor_action
+from clinical_gym.cli.play import as_doctor_action
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:

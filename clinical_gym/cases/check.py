@@ -1,4 +1,4 @@
-"""Check case files against the schema and the library bar: ``python -m clinical_gym.cases.check FILE...``."""
+"""Check case files (or, with ``--diseases``, disease-table files): ``python -m clinical_gym.cases.check [--diseases] FILE...``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,38 @@ from clinical_gym.cases.loading import read_case_file
 from clinical_gym.cases.quality import case_problems
 
 
-def main(argv: list[str] | None = None) -> int:
+def check_diseases(paths: list[str]) -> int:
+    import json
+
+    from pydantic import ValidationError
+
+    from clinical_gym.cases.disease_table import Disease
+    from clinical_gym.cases.quality import disease_problems
+
     bad = 0
-    for path in argv if argv is not None else sys.argv[1:]:
+    for path in paths:
+        rows = json.loads(open(path, encoding="utf-8").read())
+        for i, row in enumerate(rows, 1):
+            try:
+                d = Disease.model_validate(row)
+            except ValidationError as e:
+                print(f"{path}: entry {i}: {e}")
+                bad += 1
+                continue
+            for p in disease_problems(d):
+                print(f"{path}: {d.id}: {p}")
+                bad += 1
+        print(f"{path}: {len(rows)} diseases")
+    print("OK" if not bad else f"{bad} problems")
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(argv if argv is not None else sys.argv[1:])
+    if args and args[0] == "--diseases":
+        return check_diseases(args[1:])
+    bad = 0
+    for path in args:
         cases, problems = read_case_file(path)
         for p in problems:
             print(p)

@@ -44,3 +44,25 @@ def case_problems(case: Case) -> list[str]:
             p.append(f"withheld fact {fid!r} needs a symptom topic so a specific question can reveal it")
     p.extend(case_leaks(case))
     return p
+
+
+def disease_problems(disease) -> list[str]:
+    """What keeps a disease-table entry from the bar: valid ICD-10-CM, no diagnosis named in patient-facing text."""
+    from clinical_gym.cases.leakage import leaked_terms
+    from clinical_gym.cases.schema import Diagnosis
+
+    p: list[str] = []
+    if icd10_title(disease.icd10) is None:
+        p.append(f"ICD-10 code {disease.icd10!r} is not a valid ICD-10-CM code")
+    dx = Diagnosis(name=disease.name, icd10=disease.icd10 if icd10_title(disease.icd10) else "R69", synonyms=disease.synonyms)
+    texts = [*disease.self_reports, *(t for s in disease.symptoms for t in (*s.phrasings, *(x for v in s.details.values() for x in v))),
+             *(t for h in disease.history for t in h.phrasings), *(e.text for e in disease.exam_findings), *(r.text for r in disease.results)]
+    for t in texts:
+        hit = leaked_terms(t, dx)
+        if hit:
+            p.append(f"text names the diagnosis ({', '.join(hit)}): {t[:80]!r}")
+    if len(disease.symptoms) < 5:
+        p.append("needs at least 5 symptoms (with frequencies)")
+    if len(disease.history) < 3:
+        p.append("needs at least 3 risk factor / history items")
+    return p

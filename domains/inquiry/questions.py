@@ -1,8 +1,7 @@
 """Reading a doctor's question: which topics it asks about, and whether it is a question a patient can answer.
 
-``analyze_question`` maps free text onto the topic vocabulary of ``clinical_gym.cases.topics`` (question types
-and symptoms), and flags the questions a rule-based patient must not answer from facts: requests for the
-diagnosis, prompt injection, and questions about things a patient would not know (lab values, scan results).
+``analyze_question`` maps a question onto the topic vocabulary (``clinical_gym.cases.topic_match``) and flags
+the questions a rule-based patient must not answer from facts: requests for the diagnosis, prompt injection, and questions about things a patient would not know (lab values, scan results).
 """
 
 from __future__ import annotations
@@ -11,23 +10,13 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from clinical_gym.cases.topics import BROADER, GENERIC_PAIN_PATTERNS, QUESTION_TYPES, SYMPTOMS
-
-
-def _compile(fragments: list[str]) -> re.Pattern[str]:
-    return re.compile(r"\b(?:" + "|".join(fragments) + r")\b")
-
-
-_TOPIC_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    *((k, _compile(v)) for k, v in QUESTION_TYPES.items()),
-    *((k, _compile(v)) for k, v in SYMPTOMS.items()),
-]
-_GENERIC_PAIN = _compile(GENERIC_PAIN_PATTERNS)
+from clinical_gym.cases.topic_match import compile_fragments as _compile
+from clinical_gym.cases.topic_match import find_topics
 
 _DIAGNOSIS_REQUEST = _compile([
     r"what (?:do|did|does) (?:i|you|he|she) have", r"what do you think (?:i|you) (?:might |could |may )?have", r"what(?:'s| is) (?:wrong|the matter) with (?:me|you)", r"(?:your|my|the) diagnos[ie]s",
     r"what (?:disease|condition|illness|diagnosis)", r"what(?:'s| is) causing (?:this|it)", r"(?:tell|give|show|reveal|print|say|name) (?:me )?(?:your|the) (?:diagnos\w+|condition|disease|answer)",
-    r"have you been (?:told|diagnosed)", r"do you know what (?:it|this) is", r"what (?:do you think )?(?:it|this) (?:is|could be)",
+    r"(?:told|know) what (?:this|it) is", r"do you know what (?:it|this) is", r"what (?:do you think )?(?:it|this) (?:is|could be)",
     r"is it (?:an? )?\w+(?:itis|oma|osis|emia|pathy|ism|ia)", r"could (?:it|this) be", r"do you think (?:it|this) (?:is|could be)",
 ])
 _INJECTION = _compile([
@@ -73,37 +62,16 @@ class QuestionTopics:
         return frozenset(topics) if topics else self.words
 
 
-def _drop_contained(hits: list[tuple[str, int, int]]) -> set[str]:
-    """Keys whose matched span is not strictly inside another key's longer span ("stool" inside "blood in the stool")."""
-    keep = set()
-    for key, s, e in hits:
-        inside = any(s2 <= s and e <= e2 and (e2 - s2) > (e - s) and k2 != key for k2, s2, e2 in hits)
-        if not inside:
-            keep.add(key)
-    return keep
-
-
 @lru_cache(maxsize=8192)
 def analyze_question(question: str) -> QuestionTopics:
     """Topics and flags of a doctor's question (cached: the same question costs one lookup)."""
     text = question.lower().replace("’", "'")
-    hits = []
-    for key, pattern in _TOPIC_PATTERNS:
-        for m in pattern.finditer(text):
-            hits.append((key, m.start(), m.end()))
-    pain_spans = [(m.start(), m.end()) for m in _GENERIC_PAIN.finditer(text)]
-    keys = _drop_contained(hits)
-    generic_pain = any(not any(s2 <= s and e <= e2 for k2, s2, e2 in hits if k2 in SYMPTOMS) for s, e in pain_spans)
-    explicit = frozenset(k for k in keys if k in SYMPTOMS)
-    symptoms = set(explicit)
-    for broad, narrow in BROADER.items():
-        if broad in explicit:
-            symptoms.update(narrow)
+    t = find_topics(question)
     return QuestionTopics(
-        question_types=frozenset(k for k in keys if k in QUESTION_TYPES),
-        explicit_symptoms=explicit,
-        symptoms=frozenset(symptoms),
-        generic_pain=generic_pain,
+        question_types=t.question_types,
+        explicit_symptoms=t.explicit_symptoms,
+        symptoms=t.symptoms,
+        generic_pain=t.generic_pain,
         diagnosis_request=bool(_DIAGNOSIS_REQUEST.search(text)),
         injection=bool(_INJECTION.search(text)),
         unknowable=bool(_UNKNOWABLE.search(text)),

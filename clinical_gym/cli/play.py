@@ -1,21 +1,13 @@
-"""The ``clinical-gym`` command line: ``envs`` lists environments, ``play`` lets a person be the doctor.
-
-Errors print one line (``clinical-gym: error: ...``) and exit with status 2.
-"""
+"""``clinical-gym envs`` lists environments; ``clinical-gym play ENV`` lets a person be the doctor in the terminal."""
 
 from __future__ import annotations
 
 import argparse
 import re
-import sys
-from typing import Sequence
 
 import clinical_gym
+from clinical_gym.cli.errors import CLIError
 from clinical_gym.registration import ENVIRONMENTS
-
-
-class CLIError(Exception):
-    """A user error: printed as one line, exit status 2."""
 
 
 def cmd_envs(args: argparse.Namespace) -> int:
@@ -74,14 +66,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
-        raise CLIError(message)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="clinical-gym", description="Clinical environments for LLM agents.")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+def add_commands(sub: argparse._SubParsersAction) -> None:
     sub.add_parser("envs", help="list registered environments").set_defaults(func=cmd_envs)
     play = sub.add_parser("play", help="be the doctor in a consultation, in the terminal")
     play.add_argument("env", help="environment id, e.g. ClinicalInquiry-v0")
@@ -91,22 +76,3 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--budget", type=int, default=10, help="turn budget (default 10)")
     play.add_argument("--tests", action="store_true", help="allow ordering examinations and tests")
     play.set_defaults(func=cmd_play)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-        if not getattr(args, "func", None):
-            raise CLIError("choose a command: " + ", ".join(["envs", "play"]))
-        return args.func(args)
-    except CLIError as e:
-        print(f"clinical-gym: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,3 @@
+from clinical_gym.cli import main
+
+raise SystemExit(main())
