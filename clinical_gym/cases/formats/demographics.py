@@ -1,0 +1,69 @@
+"""Age and sex read from free text ("35-year-old female", "(male, 37 years old)", "A 6-month-old boy")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from clinical_gym.cases.schema import Demographics
+
+_AGE = re.compile(r"\b(\d{1,3})\s*[- ]?\s*(years?|yrs?|months?|mos?|weeks?|wks?|days?)[- ]?old\b|\b(\d{1,3})\s*(?:y/?o|years? of age)\b",
+                  re.IGNORECASE)
+_AGED = re.compile(r"\b(?:aged?|age:?)\s*(\d{1,3})\b", re.IGNORECASE)
+_BARE_NUMBER = re.compile(r"\b\d{1,3}\b")
+SHORT_FIELD = 30  # a text this short with one number in it is a demographics field ("45, male")
+_NEWBORN = re.compile(r"\b(?:newborn|neonate|infant)\b", re.IGNORECASE)
+_SEX_WORDS = {
+    "male": re.compile(r"\b(?:male|man|boy|gentleman|husband|father)\b", re.IGNORECASE),
+    "female": re.compile(r"\b(?:female|woman|girl|lady|wife|mother|pregnant)\b", re.IGNORECASE),
+}
+_PRONOUNS = {"male": re.compile(r"\b(?:he|his|him)\b", re.IGNORECASE), "female": re.compile(r"\b(?:she|her|hers)\b", re.IGNORECASE)}
+_SEX_CODES = {"m": "male", "male": "male", "man": "male", "f": "female", "female": "female", "woman": "female"}
+
+
+def age_from_text(text: str) -> int | None:
+    """Age in whole years named in ``text`` ("37-year-old", "aged 37"; months, weeks and days old count as 0), or None."""
+    m = _AGE.search(text)
+    if m:
+        if m.group(3):
+            return int(m.group(3))
+        return int(m.group(1)) if m.group(2).lower().startswith("y") else 0
+    m = _AGED.search(text)
+    if m:
+        return int(m.group(1))
+    numbers = _BARE_NUMBER.findall(text)
+    if len(text) <= SHORT_FIELD and len(numbers) == 1:
+        return int(numbers[0])
+    return 0 if _NEWBORN.search(text) else None
+
+
+def sex_from_text(text: str) -> str | None:
+    """'male' or 'female' from the first sex word in ``text`` (pronouns only when no word settles it), or None."""
+    for patterns in (_SEX_WORDS, _PRONOUNS):
+        hits = {sex: m.start() for sex, p in patterns.items() if (m := p.search(text))}
+        if hits:
+            return min(hits, key=hits.get)
+    return None
+
+
+def sex_from_code(value: Any) -> str | None:
+    """'male' / 'female' from a coded sex field ("M", "F", "Male", "woman"), or None."""
+    return _SEX_CODES.get(str(value).strip().lower()) if value is not None else None
+
+
+def demographics_from(*texts: str, age: Any = None, sex: Any = None) -> Demographics:
+    """Demographics from coded fields where given, else from the first text that names them.
+
+    Raises ValueError when age or sex cannot be found (the schema needs both, and guessing would invent a patient).
+    """
+    found_age = int(age) if isinstance(age, (int, float)) or (isinstance(age, str) and age.strip().isdigit()) else None
+    found_sex = sex_from_code(sex)
+    for text in texts:
+        if found_age is None:
+            found_age = age_from_text(text)
+        if found_sex is None:
+            found_sex = sex_from_text(text)
+    if found_age is None or found_sex is None:
+        missing = " and ".join(n for n, v in (("age", found_age), ("sex", found_sex)) if v is None)
+        raise ValueError(f"no patient {missing} found (write e.g. '45-year-old woman' or '(male, 37 years old)')")
+    return Demographics(age=found_age, sex=found_sex)

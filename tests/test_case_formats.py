@@ -1,0 +1,315 @@
+"""Public case formats: each fixture loads to the expected fields, bad rows are reported by line, exports round-trip,
+and every format's file plays in ClinicalInquiry-v0."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import clinical_gym  # noqa: F401  (registers the environments)
+from clinical_gym.cases import library, read_case_file
+from clinical_gym.cases.formats import FORMAT_NAMES, cases_from_hf, detect_format, read_hf_rows, to_hf_dataset
+from clinical_gym.cases.formats.demographics import demographics_from
+from clinical_gym.cases.formats.diagnosis import code_diagnosis, specialty_for
+from clinical_gym.cases.formats.findings import parse_lab_line, parse_mimic_line, parse_value, results_from_tree, vitals_from_text
+from clinical_gym.cases.formats.text import clauses, patient_voice
+from clinical_gym.cases.formatting import format_lab_value
+from clinical_gym.cases.topics import SYMPTOM_NAMES
+
+FIXTURES = Path(__file__).parent / "fixtures" / "case_formats"
+OSCE, MTMED, DIAGGYM, MEDQA = (FIXTURES / n for n in ("osce.jsonl", "mtmeddialog.json", "diaggym.jsonl", "medqa.jsonl"))
+ALL_FIXTURES = (OSCE, MTMED, DIAGGYM, MEDQA)
+
+
+def load(path: Path, **kwargs):
+    cases, problems = read_case_file(path, **kwargs)
+    return {c.id: c for c in cases}, problems
+
+
+def lines_of(problems: list[str], path: Path) -> list[int]:
+    return [int(p.removeprefix(f"{path}:").split(":", 1)[0]) for p in problems]
+
+
+def fact(case, text_start: str):
+    return next(f for f in case.history if f.text.startswith(text_start))
+
+
+# -- AgentClinic OSCE ---------------------------------------------------------------------------------------------
+def test_osce_fixture_fields():
+    cases, problems = load(OSCE)
+    assert set(cases) == {"osce-1", "osce-2"}
+    chole = cases["osce-1"]
+    assert (chole.demographics.age, chole.demographics.sex) == (52, "female")
+    assert chole.self_report == chole.chief_complaint == "Pain in the right upper abdomen"
+    assert chole.diagnosis.name == "Acute cholecystitis" and chole.diagnosis.icd10 == "K81.0"
+    assert chole.specialty == "digestive" and "K81.0 looked up from the diagnosis title" in chole.source
+    negatives = fact(chole, "No chest pain")
+    assert not negatives.present and negatives.category == "ros"
+    assert set(negatives.topics) == {"chest_pain", "cough", "shortness_of_breath"}
+    assert fact(chole, "No yellowing").topics == ("jaundice",)  # "Denies yellowing ..." in patient words
+    assert fact(chole, "Feeling feverish").topics == ("fever",) and fact(chole, "Feeling feverish").present
+    assert fact(chole, "Her mother had gallstones").topics == ("family_history",)
+    assert chole.past_history == ("Type 2 diabetes treated with metformin.", "No previous abdominal surgery.")
+    assert chole.vitals is not None and (chole.vitals.temperature_c, chole.vitals.heart_rate, chole.vitals.spo2) == (38.4, 104, 97)
+    assert "Palpation: Tender in the right upper quadrant" in chole.physical_exam["abdominal"]
+    cbc = chole.test("complete blood count")
+    wbc = next(v for v in cbc.values if v.name == "WBC")
+    assert (wbc.value, wbc.unit, wbc.ref_low, wbc.ref_high, wbc.flag) == (14200, "/μL", 4000, 11000, "high")
+    assert chole.test("abdominal ultrasound").category == "imaging" and "pericholecystic fluid" in chole.test("abdominal ultrasound").text
+    graves = cases["osce-2"]
+    assert graves.vitals is None and "138/64 mmHg" in graves.physical_exam["vitals"]  # no SpO2: kept as exam text
+    assert graves.physical_exam["eye"].startswith("Inspection: Bilateral proptosis") and graves.specialty == "endocrine"
+    tsh = graves.test("thyroid function tests").values[0]
+    assert (tsh.text, tsh.unit, tsh.flag) == ("<0.01", "mIU/L", "low")
+    assert graves.test("TSH receptor antibodies").values[0].text == "Positive"
+    assert graves.test("ecg").category == "ecg"
+    assert lines_of(problems, OSCE) == [4, 5, 6]
+    assert "Correct_Diagnosis: Field required" in problems[0] and "invalid JSON" in problems[1] and "no patient age and sex" in problems[2]
+
+
+# -- MTMedDialog -------------------------------------------------------------------------------------------------
+def test_mtmeddialog_fixture_fields():
+    cases, problems = load(MTMED)
+    assert set(cases) == {"mtmeddialog-2", "mtmeddialog-51"}  # ids from the line each record starts on
+    ulcer = cases["mtmeddialog-2"]
+    assert (ulcer.demographics.age, ulcer.demographics.sex) == (41, "male")
+    assert ulcer.self_report == "Burning pain in the upper belly for two weeks, worse at night"
+    assert ulcer.specialty == "digestive" and ulcer.diagnosis.icd10.startswith("K26")
+    assert ulcer.recommendation.startswith("Stop ibuprofen")
+    denial = fact(ulcer, "No, nothing like that.")
+    assert not denial.present and set(denial.symptoms) == {"blood_in_stool", "hematemesis"}  # from the question asked
+    assert fact(ulcer, "About ten cigarettes").category == "social" and fact(ulcer, "About ten cigarettes").topics == ("smoking",)
+    assert fact(ulcer, "It eases for a while").topics[-1] == "abdominal_pain"
+    assert sum(f.text.startswith("Burning pain in the upper belly") for f in ulcer.history) == 1  # description not repeated
+    pneumonia = cases["mtmeddialog-51"]
+    assert pneumonia.specialty == "respiratory" and (pneumonia.demographics.age, pneumonia.demographics.sex) == (67, "female")
+    assert fact(pneumonia, "I have type 2 diabetes").category == "past_history"
+    assert lines_of(problems, MTMED) == [76, 87]
+    assert "diagnosis: Field required" in problems[0] and "no patient age and sex" in problems[1]
+
+
+# -- DiagGym -----------------------------------------------------------------------------------------------------
+def test_diaggym_fixture_fields():
+    cases, problems = load(DIAGGYM)
+    pyelo, pe = cases["diag-pyelo-001"], cases["diag-pe-002"]
+    assert (pyelo.demographics.age, pyelo.demographics.sex) == (34, "female")
+    assert pyelo.diagnosis.icd10 == "N10" and pyelo.specialty == "renal"
+    assert "2 rubric items not kept" in pyelo.source
+    assert pyelo.key_exams == ("Urinalysis", "Urine culture")
+    assert pyelo.allergies == ("No known drug allergies.",) and fact(pyelo, "No known drug").present is False
+    ua = pyelo.test("urinalysis")
+    assert [v.name for v in ua.values] == ["Leukocyte Esterase", "Nitrite", "White Blood Cells"]
+    assert ua.values[2].flag == "high" and ua.text == "White cell casts seen."
+    neut = next(v for v in pyelo.test("complete blood count").values if v.name == "Neutrophils")
+    assert (neut.value, neut.unit, neut.ref_low, neut.ref_high, neut.flag) == (86.0, "%", 40.0, 75.0, "high")
+    assert pyelo.test("urine culture").category == "microbiology"
+    assert fact(pyelo, "No vaginal discharge").category == "ros"
+    assert (pe.demographics.age, pe.demographics.sex) == (58, "male")
+    assert pe.diagnosis.icd10 == "I26.99" and "I26.99 as given" in pe.source
+    assert pe.test("CT pulmonary angiography").category == "imaging"
+    assert lines_of(problems, DIAGGYM) == [3, 4, 5]
+    assert "exam_chain" in problems[0] and "final_diagnosis" in problems[1] and "expected a JSON object" in problems[2]
+
+
+# -- MedQA -------------------------------------------------------------------------------------------------------
+def test_medqa_fixture_fields():
+    cases, problems = load(MEDQA)
+    assert set(cases) == {"medqa-1", "mcq-inferior-mi", "medqa-4"}
+    cystitis = cases["medqa-1"]
+    assert cystitis.diagnosis.name == "Acute cystitis" and cystitis.diagnosis.icd10 == "N30.0"
+    assert "Acute pyelonephritis" in cystitis.differential and "Acute cystitis" not in cystitis.differential
+    assert cystitis.self_report == "A 2-day history of burning on urination and needing to pass urine every hour"
+    assert not fact(cystitis, "She has had no fever").present
+    assert fact(cystitis, "Her last menstrual period").category == "gynecologic"
+    assert not any("Which of the following" in f.text for f in cystitis.history)
+    assert [v.text for v in cystitis.test("urinalysis").values] == ["positive", "positive", "25-30/hpf"]
+    assert "suprapubic tenderness" in cystitis.physical_exam["abdominal"]
+    mi = cases["mcq-inferior-mi"]  # list options, integer answer_idx counted from 0
+    assert mi.diagnosis.name == "Inferior wall myocardial infarction" and mi.specialty == "circulatory"
+    assert mi.vitals is not None and (mi.vitals.heart_rate, mi.vitals.systolic_bp, mi.vitals.spo2) == (52, 100, 95)
+    assert mi.test("ECG").category == "ecg" and "aVF" in mi.test("ECG").text
+    assert mi.family_history == ("His father died of a heart attack at the age of 60 years.",)
+    assert mi.social_history == ("He has smoked one pack of cigarettes daily for 30 years.",)
+    kawasaki = cases["medqa-4"]  # answer given as a letter; no ICD-10-CM title matches the name
+    assert kawasaki.diagnosis.icd10 == "R69" and "R69 (illness, unspecified)" in kawasaki.source
+    assert kawasaki.specialty == "infectious" and (kawasaki.demographics.age, kawasaki.demographics.sex) == (3, "male")
+    platelets = next(v for v in kawasaki.test("Laboratory studies").values if v.name == "Platelet count")
+    assert (platelets.value, platelets.unit) == (520000, "/mm3")
+    assert kawasaki.physical_exam["vitals"].startswith("His temperature is 39.6°C")
+    assert lines_of(problems, MEDQA) == [3, 5, 6]
+    assert "something other than a diagnosis" in problems[0] and "not one of the options" in problems[1] and "options" in problems[2]
+
+
+def test_a_repeated_case_id_is_a_bad_row(tmp_path):
+    row = DIAGGYM.read_text().splitlines()[0]
+    path = tmp_path / "twice.jsonl"
+    path.write_text(f"{row}\n{row}\n")
+    cases, problems = read_case_file(path)
+    assert [c.id for c in cases] == ["diag-pyelo-001"]
+    assert problems == [f"{path}:2: duplicate case id 'diag-pyelo-001' (first on line 1)"]
+
+
+def test_medqa_answer_fields_must_agree():
+    row = {"question": "A 30-year-old man comes to the physician because of a red, hot, swollen big toe since last night. "
+                       "Which of the following is the most likely diagnosis?",
+           "options": {"A": "Gout", "B": "Cellulitis"}, "answer": "Gout", "answer_idx": "B"}
+    cases, problems = read_hf_rows([row], "inline")
+    assert not cases and problems == ["inline:1: answer 'Gout' and answer_idx 'B' disagree"]
+
+
+# -- format selection ----------------------------------------------------------------------------------------------
+def test_explicit_format_and_detection():
+    detected, _ = read_case_file(MEDQA)
+    assert read_case_file(MEDQA, format="medqa")[0] == detected
+    wrong, problems = read_case_file(MEDQA, format="osce")
+    assert not wrong and len(problems) == 6 and all("OSCE_Examination: Field required" in p for p in problems)
+    with pytest.raises(ValueError, match="unknown case format 'csv'"):
+        read_case_file(MEDQA, format="csv")
+    assert FORMAT_NAMES == ("native", "osce", "mtmeddialog", "diaggym", "medqa", "hf")
+    assert detect_format(library()[0].model_dump(mode="json")) == "native"
+    assert detect_format({"question": "?", "options": []}) == "medqa"
+    assert detect_format({"something": "else"}) == "native"  # unknown rows get the schema's own errors
+
+
+def test_a_broken_json_array_keeps_the_rows_before_the_error(tmp_path):
+    good = json.loads(MTMED.read_text())[0]
+    path = tmp_path / "dialogues.json"
+    path.write_text(json.dumps([good], indent=2)[:-2] + ",\n  {\"self_report\": oops}\n]\n")
+    cases, problems = read_case_file(path)
+    assert len(cases) == 1 and len(problems) == 1 and "invalid JSON" in problems[0] and f"{path}:" in problems[0]
+
+
+# -- exports round-trip ----------------------------------------------------------------------------------------------
+def test_hf_dataset_round_trip_and_saved_folder(tmp_path):
+    cases = list(library()[:5]) + [c for f in ALL_FIXTURES for c in read_case_file(f)[0]]
+    dataset = to_hf_dataset(cases)
+    assert dataset.num_rows == len(cases) and dataset.features["history"].dtype == "string"
+    assert dataset.features["past_history"].feature.dtype == "string"
+    assert json.loads(dataset[0]["diagnosis"])["icd10"] == cases[0].diagnosis.icd10
+    assert cases_from_hf(dataset) == cases
+    dataset.save_to_disk(str(tmp_path / "ds"))
+    reloaded, problems = read_case_file(tmp_path / "ds")
+    assert reloaded == cases and not problems
+
+
+def test_hf_rows_in_a_public_format_and_bad_rows():
+    import datasets
+
+    rows = [json.loads(line) for line in MEDQA.read_text().splitlines()[:2]]
+    rows[1]["answer_idx"] = 7  # out of range for 5 options
+    dataset = datasets.Dataset.from_list([{k: r.get(k) for k in ("question", "options", "answer", "answer_idx")} for r in rows[:1]])
+    assert [c.diagnosis.name for c in cases_from_hf(dataset)] == ["Acute cystitis"]
+    with pytest.warns(UserWarning, match=r"skipped 1 bad dataset rows: dataset:2: answer_idx 7 is out of range"):
+        assert len(cases_from_hf(rows)) == 1
+    with pytest.raises(TypeError, match="one split"):
+        cases_from_hf(datasets.DatasetDict({"train": dataset}))
+
+
+def test_a_folder_that_is_not_a_dataset_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="is a folder"):
+        read_case_file(tmp_path)
+
+
+def test_datasets_is_not_imported_with_clinical_gym():
+    code = "import sys, clinical_gym, clinical_gym.cases.formats; print('datasets' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# -- environments take any source ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("source", ["osce", "mtmeddialog", "diaggym", "medqa", "hf"])
+def test_clinical_inquiry_plays_each_format(source, tmp_path):
+    if source == "hf":
+        to_hf_dataset(read_case_file(OSCE)[0]).save_to_disk(str(tmp_path / "hf"))
+        path = tmp_path / "hf"
+    else:
+        path = next(f for f in ALL_FIXTURES if f.name.startswith(source))
+    case = read_case_file(path)[0][0]
+    symptom_fact = next(f for f in case.history if f.present and f.symptoms and f.category == "hpi")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the fixtures' broken rows are reported as a warning
+        env = gym.make("ClinicalInquiry-v0", cases=str(path))
+    obs, info = env.reset(seed=0, options={"case_id": case.id})
+    assert obs.startswith(f"Patient's description: {case.self_report}")
+    question = f"<think>t</think><answer>Question: Have you had any {SYMPTOM_NAMES[symptom_fact.symptoms[0]]}?</answer>"
+    obs, reward, terminated, truncated, info = env.step(question)
+    assert "Turn 1/10." in obs and not terminated and info["reply_kind"] == "answered" and info["facts_revealed"] >= 1
+    reply = obs.split("\nTurn")[0]
+    assert any(f.text in reply for f in case.history if f.present and symptom_fact.symptoms[0] in f.symptoms)
+    obs, reward, terminated, truncated, info = env.step(f"<answer>Diagnosis: {case.diagnosis.name}\nRecommendation: treat</answer>")
+    assert terminated and info["outcome"]["gold_diagnosis"] == case.diagnosis.name
+    env.close()
+
+
+# -- the pieces --------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text,expected", [
+    ("12,000 /μL", (12000, "/μL", None, None, "normal")),
+    ("5.8 mmol/L (3.5-5.0)", (5.8, "mmol/L", 3.5, 5.0, "high")),
+    ("150 mg/dL (normal <100)", (150, "mg/dL", None, 100, "high")),
+    ("36.6°C", (36.6, "°C", None, None, "normal")),
+    ("4.2 x 10^9/L", (4.2, "x 10^9/L", None, None, "normal")),
+])
+def test_value_unit_text_becomes_a_lab_value(text, expected):
+    v = parse_value("X", text)
+    assert (v.value, v.unit, v.ref_low, v.ref_high, v.flag) == expected
+
+
+@pytest.mark.parametrize("text", ["125/80 mmHg", "3 days ago", "Positive", "2 cm mass in the right lobe", "25-30/hpf"])
+def test_text_that_is_not_one_value_stays_text(text):
+    assert parse_value("X", text) is None
+
+
+def test_mimic_lines_round_trip_through_the_formatter():
+    """Every library lab value that its MIMIC-style line fully describes is read back unchanged."""
+    checked = 0
+    for case in library():
+        for v in (v for t in case.tests for v in t.values):
+            lossless = (v.value is None) != (v.text is None) and not (v.value is None and v.flag in ("high", "low"))
+            if lossless and not (v.value is not None and v.flag == "abnormal" and v.ref_low is not None):
+                assert parse_mimic_line(format_lab_value(v)) == v
+                checked += 1
+    assert checked > 500
+    assert parse_lab_line("Leukocyte count: 11,500/mm3").value == 11500 and parse_lab_line("Chest clear") is None
+
+
+def test_vitals_from_text_need_all_six_and_convert_fahrenheit():
+    text = "Temp 101.3°F, pulse 112/min, respirations 22/min, blood pressure 96/58 mm Hg, pulse oximetry shows an oxygen saturation of 93%."
+    v = vitals_from_text(text)
+    assert (v.temperature_c, v.heart_rate, v.respiratory_rate, v.systolic_bp, v.diastolic_bp, v.spo2) == (38.5, 112, 22, 96, 58, 93)
+    assert vitals_from_text("Temperature 37°C, pulse 80/min") is None
+
+
+def test_nested_results_become_panels_or_separate_reports():
+    tests = results_from_tree("Results", {"Urinalysis": {"Nitrite": "Positive", "Protein": "Trace"},
+                                        "Imaging": {"Chest_X-ray": "Right lower lobe consolidation.", "CT_Head": "No acute findings."}})
+    assert [(t.name, t.category) for t in tests] == [("Urinalysis", "lab"), ("Chest X-ray", "imaging"), ("CT Head", "imaging")]
+    assert [v.text for v in tests[0].values] == ["Positive", "Trace"]
+    nested = results_from_tree("Blood Tests", {"Sodium": "131 mmol/L", "Iron_Studies": {"Ferritin": "8 ng/mL"}})[0]
+    assert [v.name for v in nested.values] == ["Sodium", "Iron Studies - Ferritin"]
+
+
+def test_denials_are_split_from_statements():
+    assert clauses("Has a cough but no fever") == [("Has a cough", False), ("no fever", True)]
+    assert clauses("She has had no fever, flank pain, or vaginal discharge.")[0][1] is True
+    assert patient_voice("Patient denies chest pain") == "No chest pain."
+    assert patient_voice("She reports palpitations") == "Palpitations."
+
+
+def test_demographics_and_diagnosis_defaults():
+    d = demographics_from("Cough for 3 days (male, 37 years old)")
+    assert (d.age, d.sex) == (37, "male")  # "3 days" is not an age
+    assert demographics_from("A 6-month-old girl is brought in").age == 0
+    assert demographics_from("", age="61", sex="F").sex == "female"
+    with pytest.raises(ValueError, match="no patient age"):
+        demographics_from("Painful knee, female")
+    assert code_diagnosis("Acute appendicitis").how == "looked up" and code_diagnosis("Acute appendicitis").icd10.startswith("K35")
+    assert code_diagnosis("Zorblatt disease").icd10 == "R69"
+    assert code_diagnosis("anything", "j18.9").icd10 == "J18.9"
+    assert specialty_for(code_diagnosis("Zorblatt disease"), ["cough"]) == "respiratory"
+    assert specialty_for(code_diagnosis("Acute appendicitis"), [], "Heart Diseases") == "circulatory"
