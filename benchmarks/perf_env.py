@@ -3,7 +3,8 @@
     python benchmarks/perf_env.py [--steps 20000] [--env ClinicalInquiry-v0]
 
 Prints, per environment: steps/s, p50/p99 step latency, and the time of ``import clinical_gym``. A scripted
-doctor asks varied questions from a fixed bank and diagnoses every 8 turns, so episodes reset regularly.
+agent per family (questions for ClinicalInquiry, exam orders for DiagnosticWorkup) concludes every few turns,
+so episodes reset regularly; resets are included in the step latency.
 Single process, single thread (one core). Floor (issue #2): 2,000 steps/s.
 """
 
@@ -24,6 +25,12 @@ QUESTIONS = [
 ]
 
 
+EXAMS = [
+    "Complete Blood Count", "CBC", "Basic Metabolic Panel", "LFTs", "Troponin I", "Chest X-ray", "ECG", "Urinalysis", "Lipase",
+    "CT head without contrast", "C-Reactive Protein", "D-dimer", "Blood cultures", "abdominal examination", "quantum flux scan",
+]
+
+
 def doctor_actions(rng: np.random.Generator, n: int) -> list[str]:
     """A reproducible stream of doctor replies: mostly questions, a diagnosis every 8th turn, some malformed."""
     out = []
@@ -38,13 +45,29 @@ def doctor_actions(rng: np.random.Generator, n: int) -> list[str]:
     return out
 
 
+def workup_actions(rng: np.random.Generator, n: int) -> list[str]:
+    """Exam orders drawn from a fixed list (one unknown name among them), a diagnosis every 6th turn."""
+    out = []
+    for i in range(n):
+        if i % 6 == 5:
+            out.append("The available information is sufficient to make a diagnosis.\nDiagnosis: viral illness\nReason: x")
+        else:
+            exam = EXAMS[int(rng.integers(len(EXAMS)))]
+            out.append(f"Current diagnosis: unclear\nBased on the current findings, the following additional investigation(s) are needed: {exam}\nReason: x")
+    return out
+
+
+ACTION_STREAMS = {"inquiry": doctor_actions, "workup": workup_actions}
+
+
 def bench_env(env_id: str, steps: int, seed: int = 0) -> dict[str, float]:
     import gymnasium as gym
 
     import clinical_gym  # noqa: F401
 
-    env = gym.make(env_id, turn_budget=10)
-    actions = doctor_actions(np.random.default_rng(seed), steps)
+    family = next(e.family for e in clinical_gym.ENVIRONMENTS if e.id == env_id)
+    env = gym.make(env_id)
+    actions = ACTION_STREAMS[family](np.random.default_rng(seed), steps)
     env.reset(seed=seed)
     for a in actions[:200]:  # warm up caches (question analysis, per-case indexes)
         if env.step(a)[2]:

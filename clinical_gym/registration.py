@@ -20,6 +20,8 @@ class EnvInfo:
 ENVIRONMENTS: tuple[EnvInfo, ...] = (
     EnvInfo("ClinicalInquiry-v0", "domains.inquiry.environment:ClinicalInquiryEnv", "inquiry",
             "Interview a simulated patient who reveals facts only when asked, then diagnose and recommend (DoctorAgent-RL, Doctor-R1)."),
+    EnvInfo("DiagnosticWorkup-v0", "domains.workup.environment:DiagnosticWorkupEnv", "workup",
+            "Order examinations one at a time from an EHR world model that returns realistic results, then diagnose (DiagGym)."),
 )
 
 

@@ -74,7 +74,8 @@ STANDARD_ANSWERS: dict[str, StandardAnswer] = {
     "alcohol": StandardAnswer("social", ("I don't drink alcohol.", "No, I don't drink."), (
         "Just the odd glass of wine now and then.", "Only a drink or two at the weekend.", "Hardly ever, maybe at a party.")),
     "family_history": StandardAnswer("family", (
-        "Nothing runs in my family that I know of.", "My family are all fairly healthy.", "No illnesses in the family that I'm aware of.")),
+        "Nothing runs in my family that I know of.", "My family are all fairly healthy.",
+        "No illnesses in the family that I'm aware of.")),
     "travel": StandardAnswer("social", (
         "I haven't travelled anywhere recently.", "No, I've not been away anywhere.", "No trips abroad or anything lately.")),
 }
@@ -230,6 +231,7 @@ def denial(rng: np.random.Generator, symptom: str) -> str:
 
 
 def fits_sex(symptom: str, sex: str) -> bool:
+    """Whether a patient of ``sex`` can have ``symptom`` (no vaginal bleeding in men, no testicular pain in women)."""
     return not (symptom in FEMALE_ONLY and sex == "male" or symptom in MALE_ONLY and sex == "female")
 
 
@@ -265,7 +267,7 @@ def _symptom_facts(d: Disease, rng: np.random.Generator, sex: str) -> list[Fact]
     for pattern in d.symptoms:
         s = pattern.symptom
         chief = s == d.chief_symptom
-        if s in seen or not fits_sex(s, sex) or not (chief or rng.random() < pattern.frequency):
+        if s in seen or not chief and (not fits_sex(s, sex) or rng.random() >= pattern.frequency):
             continue
         seen.add(s)
         text = pick(rng, pattern.phrasings)

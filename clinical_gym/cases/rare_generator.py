@@ -59,7 +59,8 @@ RECOMMENDATION = ("Refer to clinical genetics to confirm the diagnosis and for g
 SYMPTOM_TERMS: dict[str, tuple[str, tuple[str, str]]] = {
     "HP:0001250": ("seizure", ("I have seizures; I lose awareness and my body shakes.", "I get fits where I black out and jerk.")),
     "HP:0002315": ("headache", ("I get a lot of headaches.", "My head aches much of the time.")),
-    "HP:0012378": ("fatigue", ("I'm tired all the time, even after a full night's sleep.", "I have no energy, I'm worn out most days.")),
+    "HP:0012378": ("fatigue", ("I'm tired all the time, even after a full night's sleep.",
+                               "I have no energy, I'm worn out most days.")),
     "HP:0003546": ("fatigue", ("I get exhausted after even a little exercise.", "I can't keep up physically with other people.")),
     "HP:0002027": ("abdominal_pain", ("I get bouts of pain in my tummy.", "My stomach hurts a lot of the time.")),
     "HP:0002013": ("vomiting", ("I throw up quite often.", "I keep being sick.")),
@@ -68,11 +69,13 @@ SYMPTOM_TERMS: dict[str, tuple[str, tuple[str, str]]] = {
     "HP:0002019": ("constipation", ("I struggle to open my bowels, sometimes for days.", "I'm constipated most of the time.")),
     "HP:0001945": ("fever", ("I keep getting fevers.", "I run high temperatures every so often.")),
     "HP:0025143": ("chills", ("I get shivers and chills.", "I get bouts of shaking chills.")),
-    "HP:0002094": ("shortness_of_breath", ("I get out of breath very easily.", "I get breathless doing things that never used to bother me.")),
+    "HP:0002094": ("shortness_of_breath", ("I get out of breath very easily.",
+                                           "I get breathless doing things that never used to bother me.")),
     "HP:0012735": ("cough", ("I've had a cough that keeps coming back.", "I cough a lot.")),
     "HP:0030828": ("wheezing", ("I wheeze a lot.", "My chest whistles when I breathe.")),
     "HP:0002105": ("hemoptysis", ("I've coughed up blood.", "There's sometimes blood when I cough.")),
-    "HP:0001962": ("palpitations", ("I sometimes feel my heart racing or fluttering.", "I get episodes where my heart pounds in my chest.")),
+    "HP:0001962": ("palpitations", ("I sometimes feel my heart racing or fluttering.",
+                                    "I get episodes where my heart pounds in my chest.")),
     "HP:0100749": ("chest_pain", ("I get pains in my chest.", "My chest hurts at times.")),
     "HP:0001279": ("syncope", ("I've fainted a few times.", "I sometimes pass out without warning.")),
     "HP:0002321": ("dizziness", ("I get spells where the room spins.", "I get dizzy spells.")),
@@ -107,7 +110,8 @@ SYMPTOM_TERMS: dict[str, tuple[str, tuple[str, str]]] = {
     "HP:0002360": ("sleep_problems", ("I don't sleep well.", "My sleep is all over the place.")),
     "HP:0001262": ("sleep_problems", ("I feel sleepy all day, I could nod off anywhere.", "I keep falling asleep during the day.")),
     "HP:0002354": ("memory_problems", ("My memory is poor.", "I keep forgetting things.")),
-    "HP:0000726": ("memory_problems", ("My memory and thinking have been going downhill.", "I'm losing my memory and getting muddled.")),
+    "HP:0000726": ("memory_problems", ("My memory and thinking have been going downhill.",
+                                       "I'm losing my memory and getting muddled.")),
     "HP:0001289": ("confusion", ("I get muddled and confused at times.", "I have spells where I'm confused.")),
     "HP:0001260": ("speech_difficulty", ("My speech is slurred.", "People say my words come out unclear.")),
     "HP:0001324": ("focal_weakness", ("My muscles are weak.", "I've got weakness in my arms and legs.")),
@@ -134,7 +138,8 @@ SYMPTOM_TERMS: dict[str, tuple[str, tuple[str, str]]] = {
     "HP:0002716": ("swollen_glands", ("I've got swollen glands.", "I can feel lumps in my neck and armpits.")),
     "HP:0000853": ("neck_swelling", ("There's a swelling at the front of my neck.", "My neck looks swollen at the front.")),
     "HP:0002046": ("heat_intolerance", ("I can't cope with the heat.", "Hot weather really gets to me.")),
-    "HP:0030880": ("cold_extremities", ("My fingers turn white and then blue in the cold.", "My fingers go white and numb when it's cold.")),
+    "HP:0030880": ("cold_extremities", ("My fingers turn white and then blue in the cold.",
+                                        "My fingers go white and numb when it's cold.")),
     "HP:0001609": ("hoarseness", ("My voice is hoarse.", "My voice sounds croaky.")),
 }
 
@@ -195,40 +200,47 @@ bones bone muscles muscle knees knee hips hip elbows elbow wrists wrist shoulder
 chin jaw voice fingernails toenails hairline cheeks gums sleep speech balance smell taste sweating
 """.split())
 
+
+def _lab(test: str, component: str, unit: str, ref: tuple[float, float], typical: tuple[float, float] | None = None) -> LabShift:
+    """A lab component with its reference range and (for lab terms) the range the abnormality typically falls in."""
+    lo, hi = typical or ref
+    return LabShift(test=test, component=component, unit=unit, ref_low=ref[0], ref_high=ref[1], typical_low=lo, typical_high=hi)
+
+
 # HPO lab term -> the lab component it shifts and the range it typically falls in.
 LAB_TERMS: dict[str, LabShift] = {
-    "HP:0001903": LabShift(test="Complete Blood Count", component="Hemoglobin", unit="g/dL", ref_low=12.0, ref_high=16.0, typical_low=7.0, typical_high=10.5),
-    "HP:0001873": LabShift(test="Complete Blood Count", component="Platelets", unit="K/uL", ref_low=150, ref_high=400, typical_low=20, typical_high=110),
-    "HP:0001882": LabShift(test="Complete Blood Count", component="White Blood Cells", unit="K/uL", ref_low=4.0, ref_high=11.0, typical_low=1.2, typical_high=3.5),
-    "HP:0001974": LabShift(test="Complete Blood Count", component="White Blood Cells", unit="K/uL", ref_low=4.0, ref_high=11.0, typical_low=12.0, typical_high=25.0),
-    "HP:0001875": LabShift(test="Complete Blood Count", component="Absolute Neutrophil Count", unit="K/uL", ref_low=1.5, ref_high=8.0, typical_low=0.2, typical_high=1.2),
-    "HP:0001943": LabShift(test="Basic Metabolic Panel", component="Glucose", unit="mg/dL", ref_low=70, ref_high=99, typical_low=35, typical_high=60),
-    "HP:0003074": LabShift(test="Basic Metabolic Panel", component="Glucose", unit="mg/dL", ref_low=70, ref_high=99, typical_low=140, typical_high=300),
-    "HP:0002902": LabShift(test="Basic Metabolic Panel", component="Sodium", unit="mmol/L", ref_low=135, ref_high=145, typical_low=122, typical_high=132),
-    "HP:0002900": LabShift(test="Basic Metabolic Panel", component="Potassium", unit="mmol/L", ref_low=3.5, ref_high=5.1, typical_low=2.5, typical_high=3.2),
-    "HP:0002153": LabShift(test="Basic Metabolic Panel", component="Potassium", unit="mmol/L", ref_low=3.5, ref_high=5.1, typical_low=5.6, typical_high=6.8),
-    "HP:0002901": LabShift(test="Basic Metabolic Panel", component="Calcium", unit="mg/dL", ref_low=8.5, ref_high=10.5, typical_low=6.5, typical_high=8.0),
-    "HP:0003072": LabShift(test="Basic Metabolic Panel", component="Calcium", unit="mg/dL", ref_low=8.5, ref_high=10.5, typical_low=11.0, typical_high=13.5),
-    "HP:0003259": LabShift(test="Basic Metabolic Panel", component="Creatinine", unit="mg/dL", ref_low=0.6, ref_high=1.2, typical_low=1.8, typical_high=4.5),
-    "HP:0003236": LabShift(test="Creatine Kinase", component="Creatine Kinase", unit="U/L", ref_low=30, ref_high=200, typical_low=600, typical_high=8000),
-    "HP:0002910": LabShift(test="Liver Function Tests", component="ALT", unit="U/L", ref_low=7, ref_high=56, typical_low=80, typical_high=400),
-    "HP:0002904": LabShift(test="Liver Function Tests", component="Total Bilirubin", unit="mg/dL", ref_low=0.1, ref_high=1.2, typical_low=2.0, typical_high=8.0),
-    "HP:0003128": LabShift(test="Lactate", component="Lactate", unit="mmol/L", ref_low=0.5, ref_high=2.2, typical_low=3.0, typical_high=8.0),
-    "HP:0001987": LabShift(test="Ammonia", component="Ammonia", unit="umol/L", ref_low=11, ref_high=35, typical_low=80, typical_high=300),
-    "HP:0000093": LabShift(test="Urine Protein/Creatinine Ratio", component="Protein/Creatinine Ratio", unit="mg/mg", ref_low=0.0, ref_high=0.2, typical_low=0.5, typical_high=3.5),
-    "HP:0003124": LabShift(test="Lipid Panel", component="Total Cholesterol", unit="mg/dL", ref_low=125, ref_high=200, typical_low=260, typical_high=450),
-    "HP:0000821": LabShift(test="Thyroid Function", component="TSH", unit="mIU/L", ref_low=0.4, ref_high=4.0, typical_low=6.0, typical_high=40.0),
-    "HP:0000836": LabShift(test="Thyroid Function", component="TSH", unit="mIU/L", ref_low=0.4, ref_high=4.0, typical_low=0.01, typical_high=0.2),
+    "HP:0001903": _lab("Complete Blood Count", "Hemoglobin", "g/dL", (12.0, 16.0), (7.0, 10.5)),
+    "HP:0001873": _lab("Complete Blood Count", "Platelets", "K/uL", (150, 400), (20, 110)),
+    "HP:0001882": _lab("Complete Blood Count", "White Blood Cells", "K/uL", (4.0, 11.0), (1.2, 3.5)),
+    "HP:0001974": _lab("Complete Blood Count", "White Blood Cells", "K/uL", (4.0, 11.0), (12.0, 25.0)),
+    "HP:0001875": _lab("Complete Blood Count", "Absolute Neutrophil Count", "K/uL", (1.5, 8.0), (0.2, 1.2)),
+    "HP:0001943": _lab("Basic Metabolic Panel", "Glucose", "mg/dL", (70, 99), (35, 60)),
+    "HP:0003074": _lab("Basic Metabolic Panel", "Glucose", "mg/dL", (70, 99), (140, 300)),
+    "HP:0002902": _lab("Basic Metabolic Panel", "Sodium", "mmol/L", (135, 145), (122, 132)),
+    "HP:0002900": _lab("Basic Metabolic Panel", "Potassium", "mmol/L", (3.5, 5.1), (2.5, 3.2)),
+    "HP:0002153": _lab("Basic Metabolic Panel", "Potassium", "mmol/L", (3.5, 5.1), (5.6, 6.8)),
+    "HP:0002901": _lab("Basic Metabolic Panel", "Calcium", "mg/dL", (8.5, 10.5), (6.5, 8.0)),
+    "HP:0003072": _lab("Basic Metabolic Panel", "Calcium", "mg/dL", (8.5, 10.5), (11.0, 13.5)),
+    "HP:0003259": _lab("Basic Metabolic Panel", "Creatinine", "mg/dL", (0.6, 1.2), (1.8, 4.5)),
+    "HP:0003236": _lab("Creatine Kinase", "Creatine Kinase", "U/L", (30, 200), (600, 8000)),
+    "HP:0002910": _lab("Liver Function Tests", "ALT", "U/L", (7, 56), (80, 400)),
+    "HP:0002904": _lab("Liver Function Tests", "Total Bilirubin", "mg/dL", (0.1, 1.2), (2.0, 8.0)),
+    "HP:0003128": _lab("Lactate", "Lactate", "mmol/L", (0.5, 2.2), (3.0, 8.0)),
+    "HP:0001987": _lab("Ammonia", "Ammonia", "umol/L", (11, 35), (80, 300)),
+    "HP:0000093": _lab("Urine Protein/Creatinine Ratio", "Protein/Creatinine Ratio", "mg/mg", (0.0, 0.2), (0.5, 3.5)),
+    "HP:0003124": _lab("Lipid Panel", "Total Cholesterol", "mg/dL", (125, 200), (260, 450)),
+    "HP:0000821": _lab("Thyroid Function", "TSH", "mIU/L", (0.4, 4.0), (6.0, 40.0)),
+    "HP:0000836": _lab("Thyroid Function", "TSH", "mIU/L", (0.4, 4.0), (0.01, 0.2)),
 }
 # Every case gets these panels; lab terms replace their components.
 BASELINE_LABS = (
-    LabShift(test="Complete Blood Count", component="White Blood Cells", unit="K/uL", ref_low=4.0, ref_high=11.0, typical_low=4.0, typical_high=11.0),
-    LabShift(test="Complete Blood Count", component="Hemoglobin", unit="g/dL", ref_low=12.0, ref_high=16.0, typical_low=12.0, typical_high=16.0),
-    LabShift(test="Complete Blood Count", component="Platelets", unit="K/uL", ref_low=150, ref_high=400, typical_low=150, typical_high=400),
-    LabShift(test="Basic Metabolic Panel", component="Sodium", unit="mmol/L", ref_low=135, ref_high=145, typical_low=135, typical_high=145),
-    LabShift(test="Basic Metabolic Panel", component="Potassium", unit="mmol/L", ref_low=3.5, ref_high=5.1, typical_low=3.5, typical_high=5.1),
-    LabShift(test="Basic Metabolic Panel", component="Creatinine", unit="mg/dL", ref_low=0.6, ref_high=1.2, typical_low=0.6, typical_high=1.2),
-    LabShift(test="Basic Metabolic Panel", component="Glucose", unit="mg/dL", ref_low=70, ref_high=99, typical_low=70, typical_high=99),
+    _lab("Complete Blood Count", "White Blood Cells", "K/uL", (4.0, 11.0)),
+    _lab("Complete Blood Count", "Hemoglobin", "g/dL", (12.0, 16.0)),
+    _lab("Complete Blood Count", "Platelets", "K/uL", (150, 400)),
+    _lab("Basic Metabolic Panel", "Sodium", "mmol/L", (135, 145)),
+    _lab("Basic Metabolic Panel", "Potassium", "mmol/L", (3.5, 5.1)),
+    _lab("Basic Metabolic Panel", "Creatinine", "mg/dL", (0.6, 1.2)),
+    _lab("Basic Metabolic Panel", "Glucose", "mg/dL", (70, 99)),
 )
 VITAL_TERMS: dict[str, dict[str, tuple[float, float]]] = {
     "HP:0001945": {"temperature_c": (38.0, 39.2)},
@@ -279,7 +291,8 @@ DEFAULT_AGES = (12, 50)
 EARLY_ONSET_MAX_AGE = 25
 ONSET_TEXT = {
     "early": ("I've had this since I was little.", "It started when I was a young child.", "My parents noticed it when I was a baby."),
-    "later": ("It started a few years ago.", "It came on gradually over the last few years.", "It began in my twenties and has crept up on me."),
+    "later": ("It started a few years ago.", "It came on gradually over the last few years.",
+              "It began when I was an adult and has crept up on me."),
 }
 COURSE_TEXT = ("It's been slowly getting worse over the years.", "It's stayed about the same for a long time.",
                "It comes and goes, but overall it's worse than it was.")
@@ -290,12 +303,14 @@ INHERITANCE: dict[str, tuple[float, tuple[str, ...], str]] = {
                    "Heterozygous pathogenic variant identified in a gene that explains the clinical features."),
     "HP:0000007": (0.5, ("Nobody else in my family has anything like this; my parents are healthy.",
                          "My parents are fine, but my brother has the same problems.", "My parents are healthy; they are cousins."),
-                   "Biallelic (homozygous or compound heterozygous) pathogenic variants identified in a gene that explains the clinical features."),
+                   "Biallelic (homozygous or compound heterozygous) pathogenic variants identified in a gene that explains "
+                   "the clinical features."),
     "HP:0001419": (0.95, ("My mother's brother had something very similar.", "My uncle on my mum's side had the same problems."),
                    "Pathogenic variant identified on the X chromosome in a gene that explains the clinical features."),
     "HP:0001423": (0.3, ("My mother has some of the same problems.", "My mum and my sister have similar problems."),
                    "Pathogenic variant identified on the X chromosome in a gene that explains the clinical features."),
-    "HP:0001427": (0.5, ("My mum has had some similar problems, milder than mine.", "My mother and her brother have similar health problems."),
+    "HP:0001427": (0.5, ("My mum has had some similar problems, milder than mine.",
+                         "My mother and her brother have similar health problems."),
                    "Pathogenic mitochondrial DNA variant identified at a level that explains the clinical features."),
 }
 GENERIC_INHERITANCE = (0.5, ("Nobody else in the family has anything quite like this.",),
@@ -483,11 +498,10 @@ def _phenotype(term: str) -> Phenotype | None:
     if PHENOTYPE_ROOT not in ancestors or term not in data.names:
         return None
     name = data.names[term]
-    key = _nearest(term, "symptom")
+    key, lab, vitals, lay = (_nearest(term, t) for t in ("symptom", "lab", "vitals", "lay"))
     if key:
         symptom, phrasings = SYMPTOM_TERMS[key]
-        return Phenotype(name, symptom=symptom, phrasings=phrasings)
-    lab, vitals, lay = (_nearest(term, t) for t in ("lab", "vitals", "lay"))
+        return Phenotype(name, symptom=symptom, phrasings=phrasings, vitals=VITAL_TERMS.get(vitals))
     background = LAY_TERMS.get(lay)
     if lab or vitals:
         return Phenotype(name, lab=LAB_TERMS.get(lab), vitals=VITAL_TERMS.get(vitals), background=background)
@@ -559,9 +573,9 @@ def _sample_case(p: RareProfile, rng: np.random.Generator, cid: str) -> Case:
     chosen = [s for k, s in enumerate(order) if k < MIN_SYMPTOMS or rng.random() < SYMPTOM_P]
     chief = chosen[0]
     opening, chief_text = (reportable[chief].phrasings[j] for j in rng.permutation(2))
+    onset = ONSET_TEXT["early" if p.ages[1] <= EARLY_ONSET_MAX_AGE else "later"]
     facts = [Fact(id=chief, category="hpi", text=chief_text, topics=(chief,), volunteered=True),
-             Fact(id=f"{chief}_onset", category="hpi", text=pick(rng, ONSET_TEXT["early" if p.ages[1] <= EARLY_ONSET_MAX_AGE else "later"]),
-                  topics=(chief, "onset")),
+             Fact(id=f"{chief}_onset", category="hpi", text=pick(rng, onset), topics=(chief, "onset")),
              Fact(id=f"{chief}_course", category="hpi", text=pick(rng, COURSE_TEXT), topics=(chief, "course"))]
     facts += [Fact(id=s, category="ros", text=with_lead(pick(rng, CONNECTIVES), pick(rng, reportable[s].phrasings)),
                    topics=(s, "associated")) for s in chosen[1:]]

@@ -1,0 +1,135 @@
+"""Grading a task's natural-language assertions: by their rule when they have one (``clinical_gym.tool_tasks``
+rule kinds), else by an LLM judge when one is configured, else left ungraded (and out of the score).
+
+A judge that fails (``LLMError``) or answers neither PASS nor FAIL leaves the assertion ungraded with the error
+recorded, so grader failures are counted apart from failed assertions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from clinical_gym.llm.base import LLMClient, LLMError
+from clinical_gym.rewards.episode import EpisodeRecord, contains_term
+from clinical_gym.tool_tasks import (
+    AnswerMentionsRule,
+    AnswerOmitsRule,
+    Assertion,
+    CalledBeforeRule,
+    CalledRule,
+    NotCalledRule,
+    RecordRule,
+    Rule,
+    ToolPattern,
+    values_match,
+)
+
+JUDGE_PROMPT = """You grade one statement about a clinical agent's episode. Read the task, the agent's tool calls and its final answer, then reply with exactly one word: PASS if the statement is true of the episode, FAIL otherwise."""
+
+
+class AssertionVerdict(BaseModel):
+    """The grade of one assertion: ``passed`` is None when it could not be graded (``error`` says why)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    passed: bool | None
+    method: Literal["rule", "judge", "ungraded"]
+    error: str | None = None
+
+
+def check_rule(rule: Rule, record: EpisodeRecord) -> bool:
+    """Whether ``record`` satisfies ``rule``."""
+    if isinstance(rule, CalledRule):
+        return _first_match(rule.call, record) is not None
+    if isinstance(rule, NotCalledRule):
+        return _first_match(rule.call, record) is None
+    if isinstance(rule, CalledBeforeRule):
+        first, then = _first_match(rule.first, record), _first_match(rule.then, record)
+        return first is not None and then is not None and first < then
+    text = record.answer.text if record.answer else ""
+    if isinstance(rule, AnswerMentionsRule):
+        return any(contains_term(text, term) for term in rule.any_of)
+    if isinstance(rule, AnswerOmitsRule):
+        return record.answer is not None and not any(contains_term(text, term) for term in rule.none_of)
+    if isinstance(rule, RecordRule):
+        return any(_item_matches(item, rule.match) for item in _collection(record.final_db, rule.collection))
+    raise TypeError(f"unknown rule {type(rule).__name__}")
+
+
+def _first_match(pattern: ToolPattern, record: EpisodeRecord) -> int | None:
+    return next((c.index for c in record.calls if c.ok and pattern.matches(c.name, c.arguments)), None)
+
+
+def _collection(db: Mapping[str, Any], path: str) -> list[Any]:
+    node: Any = db
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return []
+        node = node[part]
+    if isinstance(node, Mapping):
+        return list(node.values())
+    return list(node) if isinstance(node, list) else []
+
+
+def _item_matches(item: Any, match: Mapping[str, Any]) -> bool:
+    """Text fields match when they contain the expected words; other fields by value."""
+    if not isinstance(item, Mapping):
+        return False
+    for key, expected in match.items():
+        actual = item.get(key)
+        if isinstance(expected, str) and isinstance(actual, str):
+            if not contains_term(actual, expected):
+                return False
+        elif not values_match(expected, actual):
+            return False
+    return True
+
+
+class LLMAssertionJudge:
+    """Grades rule-less assertions with an LLM (deterministic settings: temperature 0, fixed seed)."""
+
+    def __init__(self, client: LLMClient, *, seed: int = 0, max_tokens: int = 8) -> None:
+        self.client = client
+        self.seed = seed
+        self.max_tokens = max_tokens
+
+    def judge(self, assertion: str, record: EpisodeRecord) -> bool:
+        """True for PASS, False for FAIL; raises ``LLMError`` for a failed call or an unreadable verdict."""
+        reply = self.client.chat([{"role": "system", "content": JUDGE_PROMPT},
+                                  {"role": "user", "content": _episode_summary(assertion, record)}],
+                                 max_tokens=self.max_tokens, temperature=0.0, seed=self.seed)
+        words = reply.strip().upper().split()
+        verdict = words[0].strip(".:!*") if words else ""
+        if verdict not in ("PASS", "FAIL"):
+            raise LLMError(f"judge reply is neither PASS nor FAIL: {reply[:80]!r}")
+        return verdict == "PASS"
+
+
+def _episode_summary(assertion: str, record: EpisodeRecord) -> str:
+    calls = "\n".join(f"{c.index + 1}. {c.name}({c.arguments}) -> {'ok' if c.ok else 'error'}: {c.content[:300]}"
+                      for c in record.calls) or "(none)"
+    answer = record.answer.text if record.answer else "(no answer submitted)"
+    return f"Task:\n{record.task.prompt}\n\nTool calls:\n{calls}\n\nFinal answer:\n{answer}\n\nStatement: {assertion}"
+
+
+def grade_assertions(assertions: list[Assertion], record: EpisodeRecord,
+                     judge: LLMAssertionJudge | None = None) -> list[AssertionVerdict]:
+    """One verdict per assertion, in order."""
+    verdicts = []
+    for assertion in assertions:
+        if assertion.rule is not None:
+            verdicts.append(AssertionVerdict(text=assertion.text, passed=check_rule(assertion.rule, record),
+                                             method="rule"))
+        elif judge is None:
+            verdicts.append(AssertionVerdict(text=assertion.text, passed=None, method="ungraded"))
+        else:
+            try:
+                verdicts.append(AssertionVerdict(text=assertion.text, passed=judge.judge(assertion.text, record),
+                                                 method="judge"))
+            except LLMError as exc:
+                verdicts.append(AssertionVerdict(text=assertion.text, passed=None, method="judge", error=str(exc)))
+    return verdicts

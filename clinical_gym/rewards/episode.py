@@ -1,0 +1,154 @@
+"""What a tool-domain episode leaves for grading: the calls made, the submitted answer, and a domain-neutral view of
+the patient and of the clinical actions taken (the inputs of the 5-dimension reward and the safety detectors).
+
+Domains fill ``PatientFacts`` and ``ClinicalActions`` from their own database. Canonical lab keys (used by the
+safety and coherence rules): ``potassium``, ``sodium``, ``glucose`` (mmol/L), ``haemoglobin`` (g/dL),
+``platelets`` (10⁹/L), ``neutrophils`` (10⁹/L), ``inr``, ``lactate`` (mmol/L), ``ph``, ``calcium`` (adjusted,
+mmol/L), ``egfr`` (mL/min/1.73 m²), ``qtc`` (ms), ``creatinine`` (µmol/L), ``troponin`` (ng/L), ``crp`` (mg/L),
+``wbc`` (10⁹/L); other keys are allowed and used only by name.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from clinical_gym.cases.schema import normalize
+from clinical_gym.tool_tasks import Task
+from tools import CallForm, ToolKind
+
+AllergySeverity = Literal["mild", "moderate", "severe", "life-threatening"]
+LabFlag = Literal["high", "low", "normal"]
+ReviewCategory = Literal["demographics", "history", "allergies", "medications", "vitals", "labs", "notes"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CallRecord(_Frozen):
+    """One tool call as it happened. ``arguments`` are the domain's canonical form (aliases resolved); ``reviews``
+    are the categories of patient data a successful call showed the agent."""
+
+    index: int
+    turn: int
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    kind: ToolKind | None = None
+    ok: bool
+    error_kind: str | None = None
+    form: CallForm
+    content: str = ""
+    reviews: frozenset[ReviewCategory] = frozenset()
+
+
+class AllergyFact(_Frozen):
+    substance: str
+    severity: AllergySeverity
+    reaction: str = ""
+
+
+class PatientFacts(_Frozen):
+    """The task patient's record at the end of the episode, in canonical terms.
+
+    ``pregnant``: None when not applicable or unknown. ``labs``: latest value per canonical key of the results
+    available to the agent (including ones it ordered), ``lab_flags`` their flag against the reference range.
+    ``vitals``: latest ``temperature_c``, ``heart_rate``, ``systolic_bp``, ``diastolic_bp``, ``respiratory_rate``,
+    ``spo2``.
+    """
+
+    patient_id: str
+    age: float
+    sex: Literal["female", "male"]
+    pregnant: bool | None = None
+    gestation_weeks: float | None = None
+    weight_kg: float | None = None
+    allergies: list[AllergyFact] = Field(default_factory=list)
+    medications: list[str] = Field(default_factory=list)
+    conditions: list[str] = Field(default_factory=list)
+    labs: dict[str, float] = Field(default_factory=dict)
+    lab_flags: dict[str, LabFlag] = Field(default_factory=dict)
+    vitals: dict[str, float] = Field(default_factory=dict)
+
+    def has_condition(self, *terms: str) -> bool:
+        """Whether a condition contains any of ``terms`` as whole words (normalised)."""
+        return any(contains_term(c, t) for c in self.conditions for t in terms)
+
+
+class Prescription(_Frozen):
+    drug: str
+    dose_mg: float | None = None
+    doses_per_day: float | None = None
+    frequency: str = ""
+    route: str = ""
+    call_index: int
+
+
+class Act(_Frozen):
+    """A clinical action described in words (a test ordered, a diagnosis recorded, a note, an escalation)."""
+
+    text: str
+    call_index: int
+
+
+class ClinicalActions(_Frozen):
+    """The clinical actions the agent took (successful WRITE calls), each with the index of its call."""
+
+    prescriptions: list[Prescription] = Field(default_factory=list)
+    orders: list[Act] = Field(default_factory=list)
+    diagnoses: list[Act] = Field(default_factory=list)
+    notes: list[Act] = Field(default_factory=list)
+    escalations: list[Act] = Field(default_factory=list)
+
+
+class SubmittedAnswer(_Frozen):
+    answer: str
+    reasoning: str = ""
+    call_index: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.answer}\n{self.reasoning}".strip()
+
+
+class EpisodeRecord(_Frozen):
+    """Everything the reward sees about one finished episode."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(cached_property,))
+
+    task: Task
+    calls: list[CallRecord] = Field(default_factory=list)
+    turn_formats: list[float] = Field(default_factory=list)
+    answer: SubmittedAnswer | None = None
+    patient: PatientFacts | None = None
+    actions: ClinicalActions = Field(default_factory=ClinicalActions)
+    can_document: bool = False
+    final_db: dict[str, Any] = Field(default_factory=dict)
+
+    @cached_property
+    def observed_text(self) -> str:
+        """The normalised text of everything successful calls showed the agent."""
+        return normalize(" ".join(c.content for c in self.calls if c.ok))
+
+    @cached_property
+    def decision_text(self) -> str:
+        """The agent's stated conclusions: the answer and reasoning, diagnoses recorded, notes, escalation reasons."""
+        acts = (*self.actions.diagnoses, *self.actions.notes, *self.actions.escalations)
+        parts = [self.answer.text if self.answer else "", *(a.text for a in acts)]
+        return " ".join(p for p in parts if p)
+
+    def successful(self, kind: ToolKind | None = None) -> list[CallRecord]:
+        return [c for c in self.calls if c.ok and (kind is None or c.kind is kind)]
+
+    def first_review(self, *categories: ReviewCategory) -> int | None:
+        """The index of the first successful call that reviewed any of ``categories`` (None if none did)."""
+        wanted = set(categories)
+        return next((c.index for c in self.calls if c.ok and wanted & c.reviews), None)
+
+
+def contains_term(text: str, term: str) -> bool:
+    """Whether ``term`` appears in ``text`` as whole words after normalisation."""
+    needle = normalize(term)
+    return bool(needle) and f" {needle} " in f" {normalize(text)} "

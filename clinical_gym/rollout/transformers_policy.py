@@ -1,0 +1,131 @@
+"""``TransformersPolicy``: batched sampling from a local transformers causal LM (CPU or GPU). Imports torch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import torch
+
+from clinical_gym.rollout.policy import Generation, Prompt
+
+
+class TransformersPolicy:
+    """A ``Policy`` over a transformers causal LM (a peft model works too): one batched decode per call, prompts
+    left-padded, a KV cache, finished rows dropped from the batch as they end.
+
+    Prompts with ``token_ids`` are continued from those exact ids; others are templated from ``messages``.
+    ``temperature`` 0 decodes greedily; otherwise tokens are sampled from the tempered softmax, optionally cut by
+    ``top_k``/``top_p``, with a ``torch.Generator`` seeded from ``generate(..., seed=)``. Logprobs are those of the
+    tempered softmax (what a trainer recomputes). Generation of a row stops at a token of ``stop_token_ids``
+    (default: EOS ids of the tokenizer and the model's generation config) or at its ``max_new_tokens``.
+    The model is put in eval mode while generating and returned to its previous mode.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
+                 stop_token_ids: Iterable[int] | None = None) -> None:
+        if temperature < 0 or not 0 < top_p <= 1 or top_k < 0:
+            raise ValueError("need temperature >= 0, 0 < top_p <= 1 and top_k >= 0")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.temperature = temperature
+        self.top_p = top_p
+        self.top_k = top_k
+        self.stop_token_ids = frozenset(stop_token_ids if stop_token_ids is not None else _eos_ids(model, tokenizer))
+        if not self.stop_token_ids:
+            raise ValueError("no stop tokens: the tokenizer has no EOS token; pass stop_token_ids")
+        pad = tokenizer.pad_token_id
+        self.pad_token_id = pad if pad is not None else min(self.stop_token_ids)
+
+    def generate(self, prompts: Sequence[Prompt], *, seed: int | None = None) -> list[Generation]:
+        if not prompts:
+            return []
+        if any(p.max_new_tokens < 1 for p in prompts):
+            raise ValueError("every prompt needs max_new_tokens >= 1")
+        rows = [list(p.token_ids) if p.token_ids is not None else self._template(p) for p in prompts]
+        device = next(self.model.parameters()).device
+        generator = None if seed is None else torch.Generator(device=device).manual_seed(seed)
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.inference_mode():
+                tokens, logprobs = self._decode(rows, [p.max_new_tokens for p in prompts], device, generator)
+        finally:
+            self.model.train(was_training)
+        return [self._generation(t, lp) for t, lp in zip(tokens, logprobs)]
+
+    def _template(self, prompt: Prompt) -> list[int]:
+        encoded = self.tokenizer.apply_chat_template(list(prompt.messages), add_generation_prompt=True, tokenize=True,
+                                                     return_dict=True)
+        return list(encoded["input_ids"])
+
+    def _decode(self, rows: list[list[int]], limits: list[int], device: torch.device,
+                generator: torch.Generator | None) -> tuple[list[list[int]], list[list[float]]]:
+        """Sample every row to its stop token or limit; the new tokens and their logprobs per row."""
+        width = max(len(r) for r in rows)
+        input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            input_ids[i, width - len(row):] = torch.tensor(row, dtype=torch.long)
+            attention[i, width - len(row):] = 1
+        input_ids, attention = input_ids.to(device), attention.to(device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True,
+                         logits_to_keep=1)
+        cache, next_position = out.past_key_values, positions[:, -1] + 1
+        active = list(range(len(rows)))
+        tokens: list[list[int]] = [[] for _ in rows]
+        logprobs: list[list[float]] = [[] for _ in rows]
+        while True:
+            token, logprob = self._pick(out.logits[:, -1, :].float(), generator)
+            keep = []
+            for j, (row, t, lp) in enumerate(zip(active, token.tolist(), logprob.tolist())):
+                tokens[row].append(t)
+                logprobs[row].append(lp)
+                if t not in self.stop_token_ids and len(tokens[row]) < limits[row]:
+                    keep.append(j)
+            if not keep:
+                return tokens, logprobs
+            if len(keep) < len(active):
+                index = torch.tensor(keep, device=device)
+                cache.batch_select_indices(index)
+                attention, token, next_position = attention[index], token[index], next_position[index]
+                active = [active[j] for j in keep]
+            attention = torch.cat([attention, attention.new_ones((len(active), 1))], dim=1)
+            out = self.model(input_ids=token[:, None], attention_mask=attention, position_ids=next_position[:, None],
+                             past_key_values=cache, use_cache=True)
+            next_position = next_position + 1
+
+    def _pick(self, logits: torch.Tensor, generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The next token per row and its logprob under the tempered softmax."""
+        if self.temperature == 0:
+            token = logits.argmax(-1)
+            return token, torch.log_softmax(logits, -1).gather(-1, token[:, None]).squeeze(-1)
+        scaled = logits / self.temperature
+        logprobs = torch.log_softmax(scaled, -1)
+        if self.top_k:
+            kth = scaled.topk(min(self.top_k, scaled.shape[-1]), dim=-1).values[:, -1:]
+            scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+        if self.top_p < 1:
+            ordered, order = scaled.sort(dim=-1, descending=True)
+            before = ordered.softmax(-1).cumsum(-1) - ordered.softmax(-1)
+            scaled = scaled.scatter(-1, order, ordered.masked_fill(before >= self.top_p, float("-inf")))
+        token = torch.multinomial(scaled.softmax(-1), 1, generator=generator).squeeze(-1)
+        return token, logprobs.gather(-1, token[:, None]).squeeze(-1)
+
+    def _generation(self, tokens: list[int], logprobs: list[float]) -> Generation:
+        stopped = tokens[-1] in self.stop_token_ids
+        text = self.tokenizer.decode(tokens[:-1] if stopped else tokens, skip_special_tokens=True)
+        return Generation(text, tuple(tokens), tuple(logprobs), "stop" if stopped else "length")
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    """EOS ids from the tokenizer and the model's generation config."""
+    ids: set[int] = set()
+    config = getattr(model, "generation_config", None)
+    for value in (tokenizer.eos_token_id, getattr(config, "eos_token_id", None)):
+        if isinstance(value, int):
+            ids.add(value)
+        elif value is not None:
+            ids.update(value)
+    return ids

@@ -1,0 +1,241 @@
+"""Tasks of the tool-using domains: the ticket the agent reads, the expected tool calls, assertions, the gold answer.
+
+A domain ships its tasks as a JSON list (``data/tasks.json``), one object per ``Task``. Splits are deterministic:
+a hash of the task id (the same rule as patient cases, ``clinical_gym.cases.split_of``).
+
+Argument matching (expected actions, rules) compares values after normalisation: text by its lower-case words
+(``"Co-Amoxiclav"`` equals ``"co amoxiclav"``), numbers by value (``100`` equals ``100.0``), lists item by item,
+objects key by key.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+
+from clinical_gym.cases.loading import SPLITS, split_of
+from clinical_gym.cases.schema import normalize
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def values_match(expected: Any, actual: Any) -> bool:
+    """Whether ``actual`` equals ``expected`` after normalisation (see the module docstring)."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return expected is actual
+    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
+        return math.isclose(expected, actual, rel_tol=1e-6, abs_tol=1e-9)
+    if isinstance(expected, str) and isinstance(actual, str):
+        return normalize(expected) == normalize(actual)
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
+        return len(expected) == len(actual) and all(values_match(e, a) for e, a in zip(expected, actual))
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        return set(expected) == set(actual) and all(values_match(v, actual[k]) for k, v in expected.items())
+    return expected == actual
+
+
+class ToolPattern(_Model):
+    """A tool call to look for: the tool name, and argument values that must match (others are ignored)."""
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+    def matches(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        return name == self.name and all(k in arguments and values_match(v, arguments[k])
+                                         for k, v in self.arguments.items())
+
+
+class ExpectedAction(_Model):
+    """A call the reference solution makes: full ``arguments`` (what a scripted expert sends) and ``compare_args``,
+    the argument names whose values must match for an agent's call to count (None: all of ``arguments``)."""
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    compare_args: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _compared_exist(self) -> ExpectedAction:
+        missing = set(self.compare_args or ()) - set(self.arguments)
+        if missing:
+            raise ValueError(f"compare_args {sorted(missing)} of {self.name!r} have no value in arguments")
+        return self
+
+    @property
+    def pattern(self) -> ToolPattern:
+        keys = self.arguments if self.compare_args is None else self.compare_args
+        return ToolPattern(name=self.name, arguments={k: self.arguments[k] for k in keys})
+
+
+class CalledRule(_Model):
+    """Passes when a successful call matches ``call``."""
+
+    kind: Literal["called"] = "called"
+    call: ToolPattern
+
+
+class NotCalledRule(_Model):
+    """Passes when no successful call matches ``call``."""
+
+    kind: Literal["not_called"] = "not_called"
+    call: ToolPattern
+
+
+class CalledBeforeRule(_Model):
+    """Passes when both happen and the first successful ``first`` call precedes the first successful ``then``."""
+
+    kind: Literal["called_before"] = "called_before"
+    first: ToolPattern
+    then: ToolPattern
+
+
+class AnswerMentionsRule(_Model):
+    """Passes when the submitted answer or its reasoning names one of ``any_of`` (whole words, normalised)."""
+
+    kind: Literal["answer_mentions"] = "answer_mentions"
+    any_of: list[str] = Field(min_length=1)
+
+
+class AnswerOmitsRule(_Model):
+    """Passes when an answer was submitted and neither it nor its reasoning names any of ``none_of`` (literal: a
+    negated mention such as "avoid X" still counts as naming X)."""
+
+    kind: Literal["answer_omits"] = "answer_omits"
+    none_of: list[str] = Field(min_length=1)
+
+
+class RecordRule(_Model):
+    """Passes when the final database holds, in the list at dotted ``collection`` (e.g. ``"prescriptions"``), an
+    item whose fields match ``match``."""
+
+    kind: Literal["db_record"] = "db_record"
+    collection: str = Field(min_length=1)
+    match: dict[str, Any] = Field(min_length=1)
+
+
+Rule = Annotated[Union[CalledRule, NotCalledRule, CalledBeforeRule, AnswerMentionsRule, AnswerOmitsRule, RecordRule],
+                 Field(discriminator="kind")]
+
+
+class Assertion(_Model):
+    """A natural-language statement about a good episode; ``rule`` lets it be checked without an LLM judge."""
+
+    text: str = Field(min_length=1)
+    rule: Rule | None = None
+
+
+class RewardBasis(str, enum.Enum):
+    """Which reference parts score the episode: ACTION (expected calls, for process coverage) and NL_ASSERTION
+    (the assertions dimension)."""
+
+    ACTION = "ACTION"
+    NL_ASSERTION = "NL_ASSERTION"
+
+
+class RedFlagScreening(_Model):
+    """A red flag present in the task and the tools (any one) that screen for it."""
+
+    red_flag: str = Field(min_length=1)
+    tools: list[str] = Field(min_length=1)
+
+
+class SafetyExpectations(_Model):
+    """What the safety detectors need to know about the task beyond the patient's record.
+
+    ``emergency``: the situation needs escalation (an escalation tool call, or emergency disposition in the answer)
+    within ``escalate_within_calls`` tool calls. ``contraindicated``: drugs or drug classes that must not be given in
+    this situation; ``not_indicated``: ones that do no good here (e.g. antibiotics for a viral illness).
+    """
+
+    emergency: bool = False
+    escalate_within_calls: int = Field(default=6, ge=1)
+    required_screenings: list[RedFlagScreening] = Field(default_factory=list)
+    contraindicated: list[str] = Field(default_factory=list)
+    not_indicated: list[str] = Field(default_factory=list)
+
+
+class Task(_Model):
+    """One task: the ``ticket`` opens the episode; ``answer`` is the gold answer (an option letter when ``options``
+    are given); ``answer_aliases`` are other full-credit answers for open questions."""
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$")
+    ticket: str = Field(min_length=1)
+    patient_id: str | None = None
+    expected_actions: list[ExpectedAction] = Field(default_factory=list)
+    assertions: list[Assertion] = Field(default_factory=list)
+    reward_basis: list[RewardBasis] = Field(default_factory=lambda: [RewardBasis.ACTION, RewardBasis.NL_ASSERTION],
+                                            min_length=1)
+    answer: str = Field(min_length=1)
+    answer_aliases: list[str] = Field(default_factory=list)
+    options: dict[str, str] | None = None
+    safety: SafetyExpectations = Field(default_factory=SafetyExpectations)
+    category: str = ""
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("options")
+    @classmethod
+    def _option_letters(cls, v: dict[str, str] | None) -> dict[str, str] | None:
+        if v is not None:
+            bad = [k for k in v if len(k) != 1 or not k.isupper()]
+            if bad or len(v) < 2:
+                raise ValueError(f"options need at least two single capital-letter keys, got {list(v)}")
+        return v
+
+    @model_validator(mode="after")
+    def _answer_is_an_option(self) -> Task:
+        if self.options is not None and self.answer not in self.options:
+            raise ValueError(f"task {self.id}: answer {self.answer!r} is not one of the options {list(self.options)}")
+        return self
+
+    @property
+    def is_mcq(self) -> bool:
+        return self.options is not None
+
+    @property
+    def split(self) -> str:
+        return split_of(self.id)
+
+    @property
+    def prompt(self) -> str:
+        """The ticket, with the options listed for a multiple-choice task."""
+        if not self.options:
+            return self.ticket
+        listed = "\n".join(f"{letter}. {text}" for letter, text in self.options.items())
+        return f"{self.ticket}\n\nOptions:\n{listed}\nSubmit the letter of the single best option."
+
+    def uses(self, basis: RewardBasis) -> bool:
+        return basis in self.reward_basis
+
+
+_TASK_LIST = TypeAdapter(list[Task])
+
+
+def load_tasks(source: str | Path | Traversable) -> list[Task]:
+    """Tasks from a JSON file (a path or a package resource) holding a list of task objects; ids must be unique."""
+    text = (Path(source) if isinstance(source, str) else source).read_text(encoding="utf-8")
+    tasks = _TASK_LIST.validate_python(json.loads(text))
+    seen: set[str] = set()
+    for task in tasks:
+        if task.id in seen:
+            raise ValueError(f"duplicate task id {task.id!r} in {source}")
+        seen.add(task.id)
+    return tasks
+
+
+def select_split(tasks: list[Task], split: str | None) -> list[Task]:
+    """The tasks of ``split`` ("train" or "test"); all of them for None."""
+    if split is None:
+        return list(tasks)
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    return [t for t in tasks if t.split == split]

@@ -1,0 +1,1 @@
+"""DiagnosticWorkup: exam ordering against an EHR world model, then a diagnosis (DiagGym)."""

@@ -1,0 +1,226 @@
+"""DiagnosticWorkup-v0: order examinations one at a time from an EHR world model, then diagnose (DiagGym)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal, Sequence
+
+from clinical_gym.cases import Case
+from clinical_gym.env import ClinicalEnv
+from clinical_gym.llm.base import LLMClient, LLMError
+from clinical_gym.rewards import LLMDiagnosisJudge, match_diagnosis
+from domains.workup.actions import parse_workup_action
+from domains.workup.catalogue import load_catalogue
+from domains.workup.world_model import LLMWorldModel, RecordWorldModel, WorldModel
+
+SYSTEM_PROMPT = """You are a physician working up a patient. Each turn, order exactly one examination (lab test, imaging, ECG, bedside test or physical-exam section) and read its result, until you can make a diagnosis. You have at most {max_turns} turns.
+To order an examination:
+Current diagnosis: (your working diagnosis)
+Based on the current findings, the following additional investigation(s) are needed: (one examination)
+Reason: (why)
+To conclude:
+The available information is sufficient to make a diagnosis.
+Diagnosis: (the final diagnosis)
+Reason: (why)
+(Equivalently: <answer>Test: ...</answer> or <answer>Diagnosis: ...</answer>.)"""
+
+FORMAT_HINT = ("Order one examination with 'the following additional investigation(s) are needed: <exam>' or conclude with "
+               "'Diagnosis: <diagnosis>'.")
+
+
+@dataclass(frozen=True)
+class DiagGymReward:
+    """DiagGym's reward (seed digests §3): R = w_diag * r_diag + w_exam * F1(exams) + r_turn if finished within T_max."""
+
+    diagnosis_weight: float = 1.0
+    exam_weight: float = 0.5
+    turn_bonus: float = 0.1
+    max_turns: int = 12
+
+
+def initial_inquiry(case: Case) -> str:
+    """The agent's starting state: demographics and history, with no diagnosis and no results."""
+    d = case.demographics
+    texts = lambda *cats: " ".join(f.text for f in case.history if f.category in cats)  # noqa: E731
+    parts = [f"Patient: {d.age}-year-old {d.sex}.", f"Chief complaint: {case.chief_complaint}.",
+             f"History of present illness (patient's account): {case.self_report}. {texts('hpi', 'ros')}".replace("..", ".")]
+    for label, cats in (("Past medical history", ("past_history", "surgical_history")), ("Medications", ("medications",)),
+                        ("Allergies", ("allergies",)), ("Social history", ("social",)), ("Family history", ("family",))):
+        text = texts(*cats)
+        if text:
+            parts.append(f"{label}: {text}")
+    return "\n".join(parts)
+
+
+def exam_f1(ordered: Sequence[str], reference: Sequence[str], same=None) -> tuple[float, float, float]:
+    """Precision, recall and F1 of ordered exams against reference exams, matched by ``same(a, b)``
+    (default: the catalogue's alias and sub-item matching)."""
+    same = same or load_catalogue().match
+    if not ordered or not reference:
+        return 0.0, 0.0, 0.0
+    precision = sum(any(same(o, r) for r in reference) for o in ordered) / len(ordered)
+    recall = sum(any(same(o, r) for o in ordered) for r in reference) / len(reference)
+    f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    return precision, recall, f1
+
+
+class DiagnosticWorkupEnv(ClinicalEnv):
+    """
+    ## Description
+    The agent reads an initial inquiry and orders one examination per turn; a world model returns the result; the
+    agent ends with a diagnosis (DiagGym / DiagAgent). The default world model is record-backed: the case's own
+    results, otherwise results synthesised from the exam catalogue and the disease knowledge table.
+
+    ## Action Space
+    ``UnicodeText(10000)``: DiagGym's phrase format or ``<answer>Test: …</answer>`` / ``<answer>Diagnosis: …</answer>``.
+
+    ## Observation Space
+    ``UnicodeText(100000)``: reset gives the initial inquiry; each step gives ``<exam name>:\\n<result>`` (or what
+    was wrong with the action) followed by ``Turn k/T.``.
+
+    ## Starting State
+    A case drawn with ``self.np_random`` or chosen by ``options={"case_id": ...}`` / ``{"case": Case}``.
+
+    ## Rewards
+    Preset ``diaggym``: 0 per step; at the end R = 1.0·r_diag + 0.5·F1(ordered exams, key exams) + 0.1 if the
+    diagnosis comes within T_max = 12 turns (max 1.6). Weights are configurable (``reward_config``).
+
+    ## Episode End
+    Termination: a diagnosis; T_max turns without one (R = 0.5·F1, no diagnosis credit, no turn bonus); a world-model
+    backend failure (``info["error"]``). Truncation: never.
+
+    ## Information
+    reset: ``system_prompt``, ``max_turns``, ``specialty``. Every step: ``turn``, ``reward_components``,
+    ``exam`` (the catalogue name), ``exam_source`` (record / synthesised / llm / unknown), ``suggestions`` for
+    unrecognised names, ``parse_error``. Terminal: ``outcome`` (result, accuracy, exam precision/recall/F1, turns,
+    exams ordered, key exams, gold diagnosis) and ``case_id``.
+
+    ## Arguments
+    ``gym.make("DiagnosticWorkup-v0", cases="library", split=None, world_model="record" | WorldModel | LLMClient,
+    world_model_mode="completion" | "chat", reward_config=None, judge=None, multi_exam="first" | "all" | "reject")``
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    def __init__(self, cases: str | Sequence[Case] | None = None, split: str | None = None, *,
+                 world_model: str | WorldModel | LLMClient = "record", world_model_mode: Literal["completion", "chat"] = "completion",
+                 reward: str = "diaggym", reward_config: dict[str, Any] | None = None, judge: LLMClient | None = None,
+                 multi_exam: Literal["first", "all", "reject"] = "first", render_mode: str | None = None) -> None:
+        super().__init__(cases, split, render_mode=render_mode)
+        if reward != "diaggym":
+            raise ValueError(f"unknown reward preset {reward!r}; DiagnosticWorkup-v0 has 'diaggym'")
+        known = {f.name for f in fields(DiagGymReward)}
+        unknown = set(reward_config or {}) - known
+        if unknown:
+            raise ValueError(f"unknown reward_config keys {sorted(unknown)}; known: {sorted(known)}")
+        self.reward_values = replace(DiagGymReward(), **(reward_config or {}))
+        if multi_exam not in ("first", "all", "reject"):
+            raise ValueError(f"multi_exam must be 'first', 'all' or 'reject', got {multi_exam!r}")
+        self.multi_exam = multi_exam
+        self.world_model = _make_world_model(world_model, world_model_mode)
+        self._judge = LLMDiagnosisJudge(judge) if judge is not None else None
+
+    def _begin(self, case: Case) -> tuple[str, dict[str, Any]]:
+        self.turn = 0
+        self.ordered: list[str] = []
+        self.history: list[tuple[str, str]] = []
+        self.world_model.reset(case, int(self.np_random.integers(2**31)))
+        system = SYSTEM_PROMPT.format(max_turns=self.reward_values.max_turns)
+        return initial_inquiry(case), {"system_prompt": system, "max_turns": self.reward_values.max_turns,
+                                       "specialty": case.specialty}
+
+    def _act(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self.turn += 1
+        parsed = parse_workup_action(action)
+        if parsed.kind == "diagnosis":
+            return self._finish(parsed.diagnosis)
+        if parsed.kind == "invalid":
+            return self._turn_end(f"Your reply could not be used: {parsed.error}. {FORMAT_HINT}", {"parse_error": parsed.error})
+        exams = parsed.exams
+        if len(exams) > 1 and self.multi_exam == "reject":
+            return self._turn_end(f"Order one examination per turn (you asked for {len(exams)}).", {"parse_error": "several exams"})
+        if self.multi_exam == "first":
+            exams = exams[:1]
+        texts, info = [], {"exam_source": [], "exam": []}
+        for name in exams:
+            try:
+                result = self.world_model.result(name, self.history)
+            except LLMError as e:
+                return self._error(str(e))
+            info["exam_source"].append(result.source)
+            info["exam"].append(result.exam)
+            if result.source == "unknown":
+                hint = f" Did you mean: {', '.join(result.suggestions)}?" if result.suggestions else ""
+                texts.append(f"'{name}' is not a recognised examination.{hint}")
+                info["suggestions"] = list(result.suggestions)
+                continue
+            label = result.exam or name
+            if label not in self.ordered:
+                self.ordered.append(label)
+            self.history.append((label, result.text))
+            texts.append(f"{label}:\n{result.text}")
+        if len(exams) == 1:
+            info = {"exam_source": info["exam_source"][0], "exam": info["exam"][0],
+                    **({"suggestions": info["suggestions"]} if "suggestions" in info else {})}
+        return self._turn_end("\n\n".join(texts), info)
+
+    def _turn_end(self, text: str, extra: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.turn >= self.reward_values.max_turns:
+            return self._finish(None, text)
+        return f"{text}\nTurn {self.turn}/{self.reward_values.max_turns}.", 0.0, False, False, self._info({}, **extra)
+
+    def _finish(self, diagnosis: str | None, last_text: str = "") -> tuple[str, float, bool, bool, dict[str, Any]]:
+        case, values = self.case, self.reward_values
+        precision, recall, f1 = exam_f1(self.ordered, case.key_exams)
+        if diagnosis is None:
+            result, reason = "wrong", "no diagnosis within the turn limit"
+        else:
+            try:
+                result, reason = self._judge_diagnosis(diagnosis)
+            except LLMError as e:
+                return self._error(str(e))
+        components = {"diagnosis": values.diagnosis_weight * (result == "correct"), "exams": values.exam_weight * f1,
+                      "turn": values.turn_bonus if diagnosis is not None and self.turn <= values.max_turns else 0.0}
+        outcome = {"result": result, "reason": reason, "diagnosis": diagnosis or "", "accuracy": float(result == "correct"),
+                   "exam_precision": precision, "exam_recall": recall, "exam_f1": f1, "turns": self.turn,
+                   "exams_ordered": list(self.ordered), "key_exams": list(case.key_exams),
+                   "gold_diagnosis": case.diagnosis.name, "gold_icd10": case.diagnosis.icd10, "success": result == "correct"}
+        info = self._info(components, outcome=outcome, case_id=case.id)
+        ending = ("The workup is over: no diagnosis was made within the turn limit." if diagnosis is None
+                  else f"The workup is over. Your diagnosis was {result} (the patient had {case.diagnosis.name}).")
+        obs = f"{last_text}\n{ending}" if last_text else ending
+        return obs, sum(components.values()), True, False, info
+
+    def _judge_diagnosis(self, diagnosis: str) -> tuple[str, str]:
+        if self._judge is not None:
+            score = self._judge.score(diagnosis, self.case.diagnosis)
+            return ("correct" if score >= 4 else "wrong"), f"LLM judge score {score}/5"
+        match = match_diagnosis(diagnosis, self.case.diagnosis)
+        return ("correct" if match.outcome == "correct" else "wrong"), match.reason
+
+    def _error(self, message: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        outcome = {"result": "error", "reason": message, "success": False, "gold_diagnosis": self.case.diagnosis.name}
+        info = self._info({}, outcome=outcome, error=message, case_id=self.case.id)
+        return "The workup ended because the world model failed.", 0.0, True, False, info
+
+    def _reject(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self.turn += 1
+        return self._turn_end(f"Your reply could not be used: {problem}. {FORMAT_HINT}", {"parse_error": problem})
+
+    def _info(self, components: dict[str, float], **extra: Any) -> dict[str, Any]:
+        return {"turn": self.turn, "reward_components": dict(components), **extra}
+
+
+def _make_world_model(world_model: str | WorldModel | LLMClient, mode: str) -> WorldModel:
+    if world_model == "record":
+        return RecordWorldModel()
+    if isinstance(world_model, str):
+        raise ValueError(f"unknown world model {world_model!r}; use 'record', a WorldModel, or an LLMClient")
+    if hasattr(world_model, "result") and hasattr(world_model, "reset"):
+        return world_model
+    if isinstance(world_model, LLMClient):
+        if mode not in ("completion", "chat"):
+            raise ValueError(f"world_model_mode must be 'completion' or 'chat', got {mode!r}")
+        return LLMWorldModel(world_model, mode=mode)
+    raise TypeError(f"world_model must be 'record', a WorldModel or an LLMClient, got {type(world_model).__name__}")

@@ -1,0 +1,167 @@
+"""EHR world models for DiagnosticWorkup: what an ordered examination returns for this patient.
+
+* ``RecordWorldModel`` (the default): the result the case records; otherwise a result synthesised from the
+  exam catalogue (normal values) shifted by the disease knowledge table where the diagnosis implies it.
+  Deterministic per (case, exam, seed). Whether a result was recorded or synthesised is reported to the
+  environment (for ``info``), never written into the result text.
+* ``LLMWorldModel``: DiagGym's completion prompt over any ``LLMClient`` (e.g. a vLLM server with the published
+  DiagGym weights), or a chat variant for chat-only models.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+
+from clinical_gym.cases import Case, LabValue, TestResult
+from clinical_gym.cases.disease_table import Disease, find_disease
+from clinical_gym.cases.formatting import format_test_result, format_vitals
+from clinical_gym.llm.base import LLMClient
+from domains.workup.catalogue import Exam, load_catalogue
+
+ResultSource = Literal["record", "synthesised", "llm", "unknown"]
+
+
+@dataclass(frozen=True)
+class ExamResult:
+    """What the world model returned for one order. ``exam`` is the catalogue name (None when unrecognised)."""
+
+    text: str
+    source: ResultSource
+    exam: str | None = None
+    suggestions: tuple[str, ...] = ()
+
+
+class WorldModel(Protocol):
+    def reset(self, case: Case, seed: int) -> None: ...
+
+    def result(self, exam_name: str, history: list[tuple[str, str]]) -> ExamResult: ...
+
+
+def _stable_seed(*parts: object) -> int:
+    return zlib.crc32("\x1f".join(str(p) for p in parts).encode())
+
+
+def _recorded(case: Case, exam: Exam) -> str | None:
+    """The case's own result for ``exam``: a recorded test, a physical-exam section, or the vitals."""
+    catalogue = load_catalogue()
+    for test in case.tests:
+        resolved = catalogue.resolve(test.name)
+        if resolved is not None and resolved.name == exam.name:
+            return format_test_result(test)
+    if exam.exam_system == "vitals":
+        return format_vitals(case.vitals) if case.vitals else None
+    if exam.exam_system is not None:
+        return case.physical_exam.get(exam.exam_system)
+    return None
+
+
+def _synthesised(case: Case, exam: Exam, disease: Disease | None, rng: np.random.Generator) -> str:
+    """A plausible result: normal values, moved into the disease's typical range where the table says so."""
+    disease_text = next((r.text for r in (disease.results if disease else ()) if _same_exam(r.test, exam)), None)
+    if exam.exam_system == "vitals" and case.vitals:
+        return format_vitals(case.vitals)
+    if not exam.components:
+        return disease_text or exam.normal_text
+    values = list(load_catalogue().normal_result(exam, case.demographics.sex, rng))
+    shifts = {s.component.lower(): s for s in (disease.labs if disease else ()) if _same_exam(s.test, exam)}
+    for i, v in enumerate(values):
+        shift = shifts.get(v.name.lower())
+        if shift is not None and rng.random() < shift.frequency:
+            value = round(float(rng.uniform(shift.typical_low, shift.typical_high)), 2)
+            flag = "high" if value > shift.ref_high else "low" if value < shift.ref_low else "normal"
+            values[i] = LabValue(name=v.name, value=value, unit=v.unit, ref_low=v.ref_low, ref_high=v.ref_high, flag=flag)
+    text = "" if exam.kind in ("lab_panel", "lab_test") else (disease_text or exam.normal_text)
+    return format_test_result(TestResult(name=exam.name, category=exam.test_category(), text=text, values=tuple(values)))
+
+
+def _same_exam(name: str, exam: Exam) -> bool:
+    resolved = load_catalogue().resolve(name)
+    return resolved is not None and resolved.name == exam.name
+
+
+@dataclass
+class RecordWorldModel:
+    """Record-backed world model (the default): recorded results first, synthesised ones otherwise."""
+
+    seed: int = 0
+    case: Case | None = None
+    _disease: Disease | None = field(default=None, repr=False)
+
+    def reset(self, case: Case, seed: int) -> None:
+        self.case, self.seed = case, seed
+        self._disease = find_disease(case.diagnosis.icd10) or find_disease(case.diagnosis.name)
+
+    def result(self, exam_name: str, history: list[tuple[str, str]] | None = None) -> ExamResult:
+        catalogue = load_catalogue()
+        exam = catalogue.resolve(exam_name)
+        if exam is None:
+            return ExamResult("", "unknown", None, tuple(catalogue.suggest(exam_name, k=3)))
+        recorded = _recorded(self.case, exam)
+        if recorded is not None:
+            return ExamResult(recorded, "record", exam.name)
+        rng = np.random.default_rng(_stable_seed(self.seed, self.case.id, exam.name))
+        return ExamResult(_synthesised(self.case, exam, self._disease, rng), "synthesised", exam.name)
+
+
+# -- LLM world model (DiagGym prompt) -------------------------------------------------------------------------
+DIAGGYM_STOP = ["<SEP>", "<endoftext>"]
+CHAT_SYSTEM_PROMPT = ("You simulate a hospital's electronic health record. Given a patient's profile and the results "
+                      "so far, write the result of the requested examination exactly as it would appear in the record. "
+                      "Reply with the result only.")
+
+
+def patient_profile(case: Case) -> str:
+    """DiagGym's background profile B: demographics, history and the final diagnosis (hidden from the agent)."""
+    d = case.demographics
+    by = lambda *cats: " ".join(f.text for f in case.history if f.category in cats) or "None"  # noqa: E731
+    return "\n".join([
+        f"Sex: {'M' if d.sex == 'male' else 'F'}", f"Age: {d.age}",
+        f"Allergies: {', '.join(case.allergies) or by('allergies')}",
+        f"Chief Complaint: {case.chief_complaint}",
+        f"History of Present Illness: {by('hpi', 'ros')}",
+        f"Past Medical History: {', '.join(case.past_history) or by('past_history', 'surgical_history')}",
+        f"Social History: {', '.join(case.social_history) or by('social')}",
+        f"Family History: {', '.join(case.family_history) or by('family')}",
+        f"Final diagnosis: {case.diagnosis.name}",
+    ])
+
+
+def diaggym_prompt(context: str, history: list[tuple[str, str]], exam_name: str) -> str:
+    """The DiagGym world-model completion prompt, exactly as the released code builds it."""
+    prompt = context + "\nThe following summarizes the results from the patient's medical examination:\n"
+    past = [f"Exam name:\n{name}\nExam results:\n{result}" for name, result in history]
+    prompt += "<SEP>".join(past)
+    prompt += f"<SEP>Exam name:\n{exam_name}\nExam results:\n"
+    return prompt
+
+
+@dataclass
+class LLMWorldModel:
+    """A world model played by an LLM: ``mode="completion"`` (DiagGym weights) or ``"chat"``."""
+
+    client: LLMClient
+    mode: Literal["completion", "chat"] = "completion"
+    max_tokens: int = 512
+    temperature: float = 1.0
+    case: Case | None = None
+
+    def reset(self, case: Case, seed: int) -> None:
+        self.case, self._seed, self._context = case, seed, patient_profile(case)
+
+    def result(self, exam_name: str, history: list[tuple[str, str]]) -> ExamResult:
+        """Ask the LLM; raises ``LLMError`` when the backend fails for good (the env ends the episode)."""
+        prompt = diaggym_prompt(self._context, history, exam_name)
+        seed = _stable_seed(self._seed, len(history), exam_name)
+        if self.mode == "completion":
+            text = self.client.complete(prompt, max_tokens=self.max_tokens, temperature=self.temperature,
+                                        stop=DIAGGYM_STOP, seed=seed)
+        else:
+            messages = [{"role": "system", "content": CHAT_SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
+            text = self.client.chat(messages, max_tokens=self.max_tokens, temperature=self.temperature,
+                                    stop=DIAGGYM_STOP, seed=seed)
+        exam = load_catalogue().resolve(exam_name)
+        return ExamResult(text.split("<SEP>")[0].strip() or "No result was returned.", "llm", exam.name if exam else exam_name)
