@@ -210,3 +210,23 @@ def test_synthesised_labs_follow_the_disease_table():
 
     assert sum(wbc_flags(without_cbc)) >= 6  # appendicitis: WBC raised in 80% of patients
     assert not any(wbc_flags(migraine))
+
+
+def test_llm_judge_for_diagnosis_and_exam_matching():
+    def reply(path, body):
+        content = body["messages"][-1]["content"]
+        if "Examination A:" in content:
+            return "yes" if "Procalcitonin" in content else "no"
+        return "Score: 5"
+
+    with serve(default=reply) as url:
+        judge = OpenAICompatClient(base_url=url, model="judge", timeout=2, max_retries=0)
+        env = DiagnosticWorkupEnv(judge=judge)
+        env.reset(seed=0, options={"case_id": APPENDIX})
+        env.step(order("Procalcitonin"))
+        _, r, _, _, info = env.step(conclude("inflamed appendix"))
+        out = info["outcome"]
+        assert out["result"] == "correct" and "LLM judge" in out["reason"]
+        assert out["exam_precision"] == 1.0  # the judge said Procalcitonin covers a key exam
+        asked = [q.body["messages"][-1]["content"] for q in url.requests if "Examination A:" in q.body["messages"][-1]["content"]]
+        assert asked and all("Procalcitonin" in a for a in asked)

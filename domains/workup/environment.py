@@ -11,6 +11,7 @@ from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.rewards import LLMDiagnosisJudge, match_diagnosis
 from domains.workup.actions import parse_workup_action
 from domains.workup.catalogue import load_catalogue
+from domains.workup.exam_judge import LLMExamJudge
 from domains.workup.world_model import LLMWorldModel, RecordWorldModel, WorldModel
 
 SYSTEM_PROMPT = """You are a physician working up a patient. Each turn, order exactly one examination (lab test, imaging, ECG, bedside test or physical-exam section) and read its result, until you can make a diagnosis. You have at most {max_turns} turns.
@@ -83,7 +84,10 @@ class DiagnosticWorkupEnv(ClinicalEnv):
 
     ## Rewards
     Preset ``diaggym``: 0 per step; at the end R = 1.0·r_diag + 0.5·F1(ordered exams, key exams) + 0.1 if the
-    diagnosis comes within T_max = 12 turns (max 1.6). Weights are configurable (``reward_config``).
+    diagnosis comes within T_max = 12 turns (max 1.6). Weights are configurable (``reward_config``). Exams match
+    by the catalogue's aliases and sub-items; diagnoses by ``match_diagnosis`` (synonyms, ICD-10-CM category).
+    With ``judge=`` (an LLMClient), diagnoses are judged 0-5 by the LLM (>= 4 is correct) and exam pairs the
+    catalogue rejects are asked of the LLM.
 
     ## Episode End
     Termination: a diagnosis; T_max turns without one (R = 0.5·F1, no diagnosis credit, no turn bonus); a world-model
@@ -120,6 +124,7 @@ class DiagnosticWorkupEnv(ClinicalEnv):
         self.multi_exam = multi_exam
         self.world_model = _make_world_model(world_model, world_model_mode)
         self._judge = LLMDiagnosisJudge(judge) if judge is not None else None
+        self._exam_judge = LLMExamJudge(judge) if judge is not None else None
 
     def _begin(self, case: Case) -> tuple[str, dict[str, Any]]:
         self.turn = 0
@@ -172,7 +177,10 @@ class DiagnosticWorkupEnv(ClinicalEnv):
 
     def _finish(self, diagnosis: str | None, last_text: str = "") -> tuple[str, float, bool, bool, dict[str, Any]]:
         case, values = self.case, self.reward_values
-        precision, recall, f1 = exam_f1(self.ordered, case.key_exams)
+        try:
+            precision, recall, f1 = exam_f1(self.ordered, case.key_exams, self._exam_judge.same if self._exam_judge else None)
+        except LLMError as e:
+            return self._error(str(e))
         if diagnosis is None:
             result, reason = "wrong", "no diagnosis within the turn limit"
         else:
