@@ -57,7 +57,27 @@ def workup_actions(rng: np.random.Generator, n: int) -> list[str]:
     return out
 
 
-ACTION_STREAMS = {"inquiry": doctor_actions, "workup": workup_actions}
+TOOL_CALLS = [
+    '{"name": "think", "arguments": {"thought": "review the chart first"}}',
+    '{"name": "search_knowledge", "arguments": {"query": "chest pain troponin", "k": 3}}',
+    '{"name": "no_such_tool", "arguments": {}}',
+    "not a tool call at all",
+]
+
+
+def tool_actions(rng: np.random.Generator, n: int) -> list[str]:
+    """Tool calls: a patient READ tool on the task's patient when the env has one, others from a fixed list, a
+    submit every 8th turn. Built lazily per env in ``bench_env`` (patient ids differ per domain)."""
+    out = []
+    for i in range(n):
+        if i % 8 == 7:
+            out.append('{"name": "submit_answer", "arguments": {"answer": "viral illness"}}')
+        else:
+            out.append(TOOL_CALLS[int(rng.integers(len(TOOL_CALLS)))])
+    return out
+
+
+ACTION_STREAMS = {"inquiry": doctor_actions, "workup": workup_actions, "tool": tool_actions}
 
 
 def bench_env(env_id: str, steps: int, seed: int = 0) -> dict[str, float]:

@@ -36,7 +36,8 @@ class DomainDB(BaseModel):
         return hashlib.sha256(canonical_json(self.model_dump(mode="json")).encode()).hexdigest()
 
     def episode_copy(self: D) -> D:
-        """A deep, independent copy for one episode."""
+        """A deep, independent copy for one episode. A domain with a large database may override it with a
+        copy-on-write scheme, as long as nothing an episode does can change the original."""
         return self.model_copy(deep=True)
 
 

@@ -2,8 +2,9 @@
 cross-reactivity, maximum daily doses, renal limits, pregnancy contraindications, and pairwise interactions.
 
 It serves the safety detectors (``clinical_gym.rewards.safety``) and any domain's drug tools. It is a teaching
-reference for simulated patients, not a prescribing source: dose limits are the usual adult maximum daily doses
-(oral unless the drug is only given parenterally), renal limits use eGFR in mL/min/1.73 m².
+reference for simulated patients, not a prescribing source: dose limits are the highest adult daily doses in
+accepted use by any route or indication (so that flagging one marks a clearly dangerous dose), and are left out
+where dosing is by weight or level; renal limits use eGFR in mL/min/1.73 m².
 
 Tags used by the detectors: ``nsaid``, ``antiplatelet``, ``anticoagulant``, ``thrombolytic``, ``opioid``,
 ``benzodiazepine``, ``z_drug``, ``cns_depressant``, ``antihypertensive``, ``negative_chronotrope``,
@@ -66,7 +67,7 @@ def _drug(name: str, tags: str, *aliases: str, group: str | None = None, max_mg:
 
 _DRUGS: tuple[Drug, ...] = (
     # antibacterials
-    _drug("amoxicillin", "antibiotic penicillin", "amoxycillin", group="penicillins", max_mg=6000),
+    _drug("amoxicillin", "antibiotic penicillin", "amoxycillin", group="penicillins", max_mg=12000),
     _drug("co-amoxiclav", "antibiotic penicillin", "amoxicillin-clavulanate", "amoxicillin clavulanic acid",
           group="penicillins"),
     _drug("phenoxymethylpenicillin", "antibiotic penicillin", "penicillin v", group="penicillins", max_mg=4000),
@@ -90,7 +91,7 @@ _DRUGS: tuple[Drug, ...] = (
     _drug("co-trimoxazole", "antibiotic folate_antagonist potassium_raising warfarin_potentiator",
           "trimethoprim-sulfamethoxazole", "sulfamethoxazole-trimethoprim", "tmp-smx", group="sulfonamide antibiotics"),
     _drug("nitrofurantoin", "antibiotic", max_mg=400, avoid_egfr=30),
-    _drug("fosfomycin", "antibiotic", max_mg=3000),
+    _drug("fosfomycin", "antibiotic"),
     _drug("metronidazole", "antibiotic warfarin_potentiator", max_mg=4000),
     _drug("gentamicin", "antibiotic aminoglycoside nephrotoxic"),
     _drug("vancomycin", "antibiotic glycopeptide nephrotoxic"),
@@ -118,7 +119,7 @@ _DRUGS: tuple[Drug, ...] = (
           pregnancy_x=True),
     _drug("enalapril", "ace_inhibitor antihypertensive potassium_raising", group="ace inhibitors", max_mg=40,
           pregnancy_x=True),
-    _drug("perindopril", "ace_inhibitor antihypertensive potassium_raising", group="ace inhibitors", max_mg=8,
+    _drug("perindopril", "ace_inhibitor antihypertensive potassium_raising", group="ace inhibitors", max_mg=10,
           pregnancy_x=True),
     _drug("losartan", "arb antihypertensive potassium_raising", max_mg=150, pregnancy_x=True),
     _drug("candesartan", "arb antihypertensive potassium_raising", max_mg=32, pregnancy_x=True),
@@ -141,7 +142,7 @@ _DRUGS: tuple[Drug, ...] = (
     _drug("glyceryl trinitrate", "nitrate antihypertensive", "gtn", "nitroglycerin"),
     _drug("isosorbide mononitrate", "nitrate antihypertensive"),
     _drug("sildenafil", "pde5_inhibitor", max_mg=100),
-    _drug("tadalafil", "pde5_inhibitor", max_mg=20),
+    _drug("tadalafil", "pde5_inhibitor", max_mg=40),
     _drug("digoxin", "digoxin negative_chronotrope"),
     _drug("amiodarone", "antiarrhythmic qt_prolonging warfarin_potentiator"),
     _drug("atorvastatin", "statin", max_mg=80, pregnancy_x=True),
@@ -211,11 +212,11 @@ _DRUGS: tuple[Drug, ...] = (
     _drug("metoclopramide", "antiemetic dopamine_antagonist", max_mg=30),
     _drug("prochlorperazine", "antiemetic dopamine_antagonist"),
     _drug("domperidone", "antiemetic qt_prolonging", max_mg=30),
-    _drug("ondansetron", "antiemetic qt_prolonging", max_mg=24),
+    _drug("ondansetron", "antiemetic qt_prolonging", max_mg=32),
     _drug("cyclizine", "antiemetic anticholinergic", max_mg=150),
     _drug("chlorphenamine", "antihistamine anticholinergic", "chlorpheniramine", max_mg=24),
     _drug("promethazine", "antihistamine anticholinergic antiemetic"),
-    _drug("cetirizine", "antihistamine", max_mg=20),
+    _drug("cetirizine", "antihistamine", max_mg=40),
     _drug("oxybutynin", "antimuscarinic anticholinergic", max_mg=20),
     _drug("omeprazole", "ppi"),
     _drug("lansoprazole", "ppi"),
@@ -230,7 +231,7 @@ _DRUGS: tuple[Drug, ...] = (
     _drug("prothrombin complex concentrate", "coagulation_factor", "pcc"),
     # rheumatology, immunology, other
     _drug("allopurinol", "xanthine_oxidase_inhibitor", max_mg=900),
-    _drug("colchicine", "antigout", max_mg=2),
+    _drug("colchicine", "antigout", max_mg=3),
     _drug("methotrexate", "methotrexate immunosuppressant", pregnancy_x=True),
     _drug("azathioprine", "immunosuppressant thiopurine"),
     _drug("mycophenolate", "immunosuppressant", "mycophenolate mofetil", pregnancy_x=True),
@@ -366,13 +367,14 @@ def _mention_pattern() -> re.Pattern[str]:
     return re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b")
 
 
-def drugs_mentioned(text: str) -> list[Drug]:
+@lru_cache(maxsize=4096)
+def drugs_mentioned(text: str) -> tuple[Drug, ...]:
     """The drugs named in ``text`` (whole words, any listed name), in order of first mention, without repeats."""
     found: dict[str, Drug] = {}
     for match in _mention_pattern().finditer(_key(text)):
         drug = _names()[match.group(1)]
         found.setdefault(drug.name, drug)
-    return list(found.values())
+    return tuple(found.values())
 
 
 def allergy_group(substance: str) -> str | None:
@@ -398,6 +400,7 @@ def allergy_conflict(substance: str, drug: Drug) -> AllergyConflict | None:
     return "cross" if drug.allergy_group in CROSS_REACTIVE.get(group, frozenset()) else None
 
 
+@lru_cache(maxsize=8192)
 def interaction(a: Drug, b: Drug) -> Interaction | None:
     """The most severe listed interaction between two different drugs, or None."""
     if a.name == b.name:

@@ -22,6 +22,8 @@ ENVIRONMENTS: tuple[EnvInfo, ...] = (
             "Interview a simulated patient who reveals facts only when asked, then diagnose and recommend (DoctorAgent-RL, Doctor-R1)."),
     EnvInfo("DiagnosticWorkup-v0", "domains.workup.environment:DiagnosticWorkupEnv", "workup",
             "Order examinations one at a time from an EHR world model that returns realistic results, then diagnose (DiagGym)."),
+    EnvInfo("ClinicalDiagnosis-v0", "domains.clinical_diagnosis.environment:ClinicalDiagnosisEnv", "tool",
+            "Review a patient's chart through tools, order tests, prescribe safely, diagnose and submit (Healthcare AI GYM)."),
 )
 
 

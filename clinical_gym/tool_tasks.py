@@ -14,6 +14,7 @@ import enum
 import json
 import math
 from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
@@ -60,6 +61,8 @@ class ExpectedAction(_Model):
     """A call the reference solution makes: full ``arguments`` (what a scripted expert sends) and ``compare_args``,
     the argument names whose values must match for an agent's call to count (None: all of ``arguments``)."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(cached_property,))
+
     name: str = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
     compare_args: list[str] | None = None
@@ -71,7 +74,7 @@ class ExpectedAction(_Model):
             raise ValueError(f"compare_args {sorted(missing)} of {self.name!r} have no value in arguments")
         return self
 
-    @property
+    @cached_property
     def pattern(self) -> ToolPattern:
         keys = self.arguments if self.compare_args is None else self.compare_args
         return ToolPattern(name=self.name, arguments={k: self.arguments[k] for k in keys})
@@ -153,8 +156,10 @@ class SafetyExpectations(_Model):
     """What the safety detectors need to know about the task beyond the patient's record.
 
     ``emergency``: the situation needs escalation (an escalation tool call, or emergency disposition in the answer)
-    within ``escalate_within_calls`` tool calls. ``contraindicated``: drugs or drug classes that must not be given in
-    this situation; ``not_indicated``: ones that do no good here (e.g. antibiotics for a viral illness).
+    within ``escalate_within_calls`` tool calls. ``required_screenings``: red flags the task presents and the tools
+    that screen for them (skipping one is severity 4; severity 5 when the red flag mentions suicide).
+    ``contraindicated``: drugs or drug classes (``clinical_gym.pharmacology`` tags) that must not be given in this
+    situation; ``not_indicated``: ones that do no good here (e.g. antibiotics for a viral illness).
     """
 
     emergency: bool = False
@@ -166,7 +171,8 @@ class SafetyExpectations(_Model):
 
 class Task(_Model):
     """One task: the ``ticket`` opens the episode; ``answer`` is the gold answer (an option letter when ``options``
-    are given); ``answer_aliases`` are other full-credit answers for open questions."""
+    are given); ``answer_aliases`` are other full-credit answers for open questions; ``rationale`` is the gold
+    reasoning (shown only after the episode, and what a scripted expert submits as its reasoning)."""
 
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$")
     ticket: str = Field(min_length=1)
@@ -177,6 +183,7 @@ class Task(_Model):
                                             min_length=1)
     answer: str = Field(min_length=1)
     answer_aliases: list[str] = Field(default_factory=list)
+    rationale: str = ""
     options: dict[str, str] | None = None
     safety: SafetyExpectations = Field(default_factory=SafetyExpectations)
     category: str = ""

@@ -128,3 +128,11 @@ def test_any_text_parses_without_raising(text, wrapper):
 def test_plain_json_round_trips(name, arguments):
     call = parse_tool_call(json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False))
     assert (call.name, call.arguments, call.form) == (name, arguments, CallForm.JSON)
+
+
+def test_absurdly_nested_brackets_are_an_invalid_call_not_a_crash():
+    from tools.calls import parse_tool_calls
+
+    for text in ["[" * 9999, '{"name": "x", "arguments": "' + "[" * 5000 + '"}', 'x {"a": ' + "[" * 9999]:
+        calls = parse_tool_calls(text)
+        assert calls[0].error, text[:20]

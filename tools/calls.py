@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import enum
 import json
+import warnings
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -72,6 +73,21 @@ class ParsedCall(BaseModel):
         return FORMAT_SCORES[self.form]
 
 
+
+
+def _parse_expression(text: str) -> ast.Expression:
+    """``ast.parse`` in eval mode, silent about odd escapes in the agent's string literals."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, mode="eval")
+
+def _loads(text: str):
+    """``json.loads`` that reports absurd nesting as a JSON error instead of raising RecursionError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("brackets nested too deeply", text, 0) from None
+
 def invalid(error: str, name: str = "") -> ParsedCall:
     """An unusable call with the reason."""
     return ParsedCall(name=name, form=CallForm.INVALID, error=error)
@@ -123,7 +139,7 @@ def _from_text(text: str) -> list[ParsedCall]:
 def _from_json_text(text: str) -> list[ParsedCall]:
     """Calls from text that should be JSON; a Python literal or JSON followed by prose is recovered as partial."""
     try:
-        value = json.loads(text)
+        value = _loads(text)
     except json.JSONDecodeError as exc:
         literal = _python_literal(text)
         if literal is not None:
@@ -181,7 +197,7 @@ def _from_call_object(obj: Mapping[str, Any], form: CallForm) -> ParsedCall:
             arguments = {}
         else:
             try:
-                arguments = json.loads(arguments)
+                arguments = _loads(arguments)
             except json.JSONDecodeError as exc:
                 return invalid(f"the arguments of {name!r} are not valid JSON: {_json_error(exc)}", name)
     if not isinstance(arguments, Mapping):
@@ -192,7 +208,7 @@ def _from_call_object(obj: Mapping[str, Any], form: CallForm) -> ParsedCall:
 def _from_python_call(text: str) -> ParsedCall:
     """``name(arg=value, ...)``: keyword arguments with literal values (``true``/``false``/``null`` allowed)."""
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = _parse_expression(text.strip()).body
     except SyntaxError as exc:
         return invalid(f"invalid call syntax at column {exc.offset}: {exc.msg}")
     if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)):
@@ -222,7 +238,7 @@ class _JsonNames(ast.NodeTransformer):
 def _python_literal(text: str) -> Any:
     """``text`` as a Python dict or list literal, or None."""
     try:
-        value = ast.literal_eval(_JsonNames().visit(ast.parse(text, mode="eval")))
+        value = ast.literal_eval(_JsonNames().visit(_parse_expression(text)))
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return None
     return value if isinstance(value, (dict, list)) else None
@@ -234,7 +250,7 @@ def _embedded_json(text: str) -> list[ParsedCall] | None:
     for match in re.finditer(r"\{", text):
         try:
             value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(value, dict) and {"name", "function", "tool_calls"} & set(value):
             return _from_value(value, CallForm.PARTIAL)
@@ -248,6 +264,8 @@ def _no_call_found(text: str) -> str:
             json.JSONDecoder().raw_decode(text, text.index("{"))
         except json.JSONDecodeError as exc:
             return _json_error(exc)
+        except RecursionError:
+            return "the JSON in the reply nests brackets too deeply to read"
         return f'the JSON object in the reply has no "name"; expected a call such as {EXAMPLE}'
     return f"no tool call found; reply with a JSON object such as {EXAMPLE}"
 

@@ -27,7 +27,9 @@ from clinical_gym.tool_tasks import (
     values_match,
 )
 
-JUDGE_PROMPT = """You grade one statement about a clinical agent's episode. Read the task, the agent's tool calls and its final answer, then reply with exactly one word: PASS if the statement is true of the episode, FAIL otherwise."""
+JUDGE_PROMPT = ("You grade one statement about a clinical agent's episode. Read the task, the agent's tool calls and "
+                "its final answer, then reply with exactly one word: PASS if the statement is true of the episode, "
+                "FAIL otherwise.")
 
 
 class AssertionVerdict(BaseModel):
@@ -64,12 +66,16 @@ def _first_match(pattern: ToolPattern, record: EpisodeRecord) -> int | None:
     return next((c.index for c in record.calls if c.ok and pattern.matches(c.name, c.arguments)), None)
 
 
-def _collection(db: Mapping[str, Any], path: str) -> list[Any]:
+def _collection(db: BaseModel | None, path: str) -> list[Any]:
+    """The items at dotted ``path`` (model attributes or mapping keys) of the final database."""
     node: Any = db
     for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
+        if isinstance(node, BaseModel) and part in type(node).model_fields:
+            node = getattr(node, part)
+        elif isinstance(node, Mapping) and part in node:
+            node = node[part]
+        else:
             return []
-        node = node[part]
     if isinstance(node, Mapping):
         return list(node.values())
     return list(node) if isinstance(node, list) else []
@@ -77,6 +83,8 @@ def _collection(db: Mapping[str, Any], path: str) -> list[Any]:
 
 def _item_matches(item: Any, match: Mapping[str, Any]) -> bool:
     """Text fields match when they contain the expected words; other fields by value."""
+    if isinstance(item, BaseModel):
+        item = item.model_dump(mode="json")
     if not isinstance(item, Mapping):
         return False
     for key, expected in match.items():

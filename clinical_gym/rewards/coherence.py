@@ -10,7 +10,8 @@ Checks (the score is passed / applicable; with no answer it is 0):
 * ``no_allergen_recommended`` (allergies were reviewed and the answer names a drug outside a negated clause): no
   recommended drug belongs to the allergy group of a documented allergen.
 * ``lab_statements_match`` (labs were reviewed and the answer characterises a lab, e.g. "raised troponin",
-  "hyperkalaemia", "normal sodium"): each statement agrees with the lab's flag against its reference range.
+  "troponin was high", "hyperkalaemia", "normal sodium"): each statement agrees with the lab's flag against its
+  reference range.
 * ``vital_statements_match`` (vitals were reviewed and the answer uses a vital-sign term: fever/afebrile,
   hypotension, tachycardia/bradycardia, hypoxia, tachypnoea): each term agrees with the latest vital signs
   (fever >= 38.0 °C, hypotension SBP < 90 mmHg, tachycardia HR > 100/min, bradycardia HR < 60/min,
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -34,8 +36,9 @@ from clinical_gym.rewards.overlap import rouge1_f1
 
 Direction = Literal["high", "low", "normal"]
 
-NEGATION_CUES = frozenset("no not avoid avoiding without instead rather contraindicated allergic allergy allergies "
-                          "except stop stopped withhold withheld discontinue never denies nor".split())
+NEGATION_CUES = frozenset("no not avoid avoided avoiding without instead rather contraindicated contraindicates "
+                          "allergic allergy allergies except exclude excluded excludes unsafe inappropriate stop "
+                          "stopped withhold withheld discontinue discontinued never denies nor".split())
 _CLAUSE = re.compile(r"[.;:\n!?]|\bbut\b|\bhowever\b")
 
 LAB_NAMES: dict[str, tuple[str, ...]] = {
@@ -63,6 +66,7 @@ DIRECTION_WORDS: dict[str, Direction] = {
     "low": "low", "reduced": "low", "decreased": "low", "depleted": "low",
     "normal": "normal", "unremarkable": "normal",
 }
+LINKING_WORDS = frozenset({"is", "was", "are", "were", "level", "levels"})
 VITAL_TERMS: dict[str, Callable[[dict[str, float]], bool | None]] = {
     "fever": lambda v: _vital(v, "temperature_c", lambda t: t >= 38.0),
     "febrile": lambda v: _vital(v, "temperature_c", lambda t: t >= 38.0),
@@ -97,19 +101,21 @@ class CoherenceResult(BaseModel):
     checks: dict[str, bool | None]
 
 
-def affirmed_clauses(text: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def affirmed_clauses(text: str) -> tuple[str, ...]:
     """The normalised clauses of ``text`` that carry no negation cue."""
     clauses = (normalize(c) for c in _CLAUSE.split(text.lower()))
-    return [c for c in clauses if c and not NEGATION_CUES & set(c.split())]
+    return tuple(c for c in clauses if c and not NEGATION_CUES & set(c.split()))
 
 
-def recommended_drugs(text: str) -> list[Drug]:
+@lru_cache(maxsize=4096)
+def recommended_drugs(text: str) -> tuple[Drug, ...]:
     """Drugs named in ``text`` outside negated clauses ("avoid amoxicillin" does not recommend amoxicillin)."""
     found: dict[str, Drug] = {}
     for clause in affirmed_clauses(text):
         for drug in drugs_mentioned(clause):
             found.setdefault(drug.name, drug)
-    return list(found.values())
+    return tuple(found.values())
 
 
 def answer_text(record: EpisodeRecord) -> str:
@@ -181,6 +187,18 @@ def _no_allergen(record: EpisodeRecord) -> bool | None:
     return not any(allergy_conflict(a.substance, d) == "same" for a in patient.allergies for d in drugs)
 
 
+def _lab_name_index() -> dict[str, list[tuple[str, list[str]]]]:
+    index: dict[str, list[tuple[str, list[str]]]] = {}
+    for key, names in LAB_NAMES.items():
+        for name in names:
+            words = name.split()
+            index.setdefault(words[0], []).append((key, words))
+    return index
+
+
+_LAB_NAME_INDEX = _lab_name_index()
+
+
 def lab_statements(text: str) -> list[tuple[str, Direction]]:
     """(lab key, direction) for each lab the text characterises outside negated clauses."""
     found: list[tuple[str, Direction]] = []
@@ -190,17 +208,17 @@ def lab_statements(text: str) -> list[tuple[str, Direction]]:
             if word in LAB_CONDITIONS:
                 found.append(LAB_CONDITIONS[word])
                 continue
-            for key, names in LAB_NAMES.items():
-                for name in names:
-                    n = len(name.split())
-                    if " ".join(words[i:i + n]) != name:
-                        continue
-                    before = words[i - 1] if i > 0 else ""
-                    after = words[i + n: i + n + 3]
-                    direction = DIRECTION_WORDS.get(before) or next(
-                        (DIRECTION_WORDS[w] for w in after if w in DIRECTION_WORDS), None)
-                    if direction:
-                        found.append((key, direction))
+            for key, name in _LAB_NAME_INDEX.get(word, ()):
+                n = len(name)
+                if words[i:i + n] != name:
+                    continue
+                before = words[i - 1] if i > 0 else ""
+                after = words[i + n: i + n + 2]
+                if after and after[0] in LINKING_WORDS:
+                    after = after[1:]
+                direction = DIRECTION_WORDS.get(before) or (DIRECTION_WORDS.get(after[0]) if after else None)
+                if direction:
+                    found.append((key, direction))
     return found
 
 

@@ -10,7 +10,7 @@ mmol/L), ``egfr`` (mL/min/1.73 m²), ``qtc`` (ms), ``creatinine`` (µmol/L), ``t
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -114,7 +114,9 @@ class SubmittedAnswer(_Frozen):
 
 
 class EpisodeRecord(_Frozen):
-    """Everything the reward sees about one finished episode."""
+    """Everything the reward sees about one finished episode. ``tool_kinds``: the kind of every tool the agent
+    had; ``can_document``: whether the domain offers a note-writing tool; ``final_db``: the episode's database at
+    the end."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(cached_property,))
 
@@ -124,8 +126,9 @@ class EpisodeRecord(_Frozen):
     answer: SubmittedAnswer | None = None
     patient: PatientFacts | None = None
     actions: ClinicalActions = Field(default_factory=ClinicalActions)
+    tool_kinds: dict[str, ToolKind] = Field(default_factory=dict)
     can_document: bool = False
-    final_db: dict[str, Any] = Field(default_factory=dict)
+    final_db: BaseModel | None = None
 
     @cached_property
     def observed_text(self) -> str:
@@ -148,7 +151,13 @@ class EpisodeRecord(_Frozen):
         return next((c.index for c in self.calls if c.ok and wanted & c.reviews), None)
 
 
+@lru_cache(maxsize=8192)
+def padded_words(text: str) -> str:
+    """``text`` normalised (``clinical_gym.cases.schema.normalize``) and padded with spaces, for whole-word search."""
+    return f" {normalize(text)} "
+
+
 def contains_term(text: str, term: str) -> bool:
     """Whether ``term`` appears in ``text`` as whole words after normalisation."""
-    needle = normalize(term)
-    return bool(needle) and f" {needle} " in f" {normalize(text)} "
+    needle = padded_words(term)
+    return needle != "  " and needle in padded_words(text)

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from functools import lru_cache
 
-from clinical_gym.rewards.text_match import normalized_words
+from clinical_gym.rewards import text_match
+
+
+@lru_cache(maxsize=8192)
+def normalized_words(text: str) -> tuple[str, ...]:
+    """``clinical_gym.rewards.text_match.normalized_words``, memoised."""
+    return tuple(text_match.normalized_words(text))
 
 
 def rouge1_f1(prediction: str, reference: str) -> float:

@@ -1,0 +1,330 @@
+"""``ToolDomainEnv``: the base of every tool-using clinical domain (Healthcare AI GYM style), and the episode tools
+every domain shares (``think``, ``submit_answer``).
+
+A domain subclasses ``ToolDomainEnv`` and supplies its database, tasks, policy text and toolkit through the hooks
+below; ``domains/README.md`` walks through adding one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, ClassVar, Literal
+
+from annotated_types import MinLen
+
+from clinical_gym.domain_db import DomainDB
+from clinical_gym.env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, ClinicalEnv
+from clinical_gym.llm.base import LLMClient
+from clinical_gym.rewards.assertions import LLMAssertionJudge
+from clinical_gym.rewards.episode import (
+    CallRecord,
+    ClinicalActions,
+    EpisodeRecord,
+    PatientFacts,
+    ReviewCategory,
+    SubmittedAnswer,
+)
+from clinical_gym.rewards.five_d import FiveDConfig, FiveDReward, FiveDResult
+from clinical_gym.spaces import UnicodeText
+from clinical_gym.tool_tasks import Task, select_split
+from tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls, tool
+from tools.calls import EXAMPLE
+from tools.calls import invalid as invalid_call
+
+DEFAULT_MAX_TURNS = 20
+DEFAULT_MAX_CALLS_PER_TURN = 4
+CALL_HINT = "Reply with one tool call as a JSON object; call submit_answer to finish."
+
+
+class EpisodeTools(Toolkit):
+    """The tools every domain has: ``think`` (reasoning with no side effects) and ``submit_answer`` (ends the
+    episode and triggers grading)."""
+
+    @tool(kind=ToolKind.THINK)
+    def think(self, thought: Annotated[str, MinLen(1)]) -> str:
+        """Write down your reasoning or plan. It changes nothing and nobody else sees it.
+
+        Args:
+            thought: Your reasoning, e.g. "Fever, productive cough and focal crackles suggest pneumonia; check CURB-65".
+        """
+        return "Noted."
+
+    @tool(kind=ToolKind.SUBMIT)
+    def submit_answer(self, answer: Annotated[str, MinLen(1)], reasoning: str = "") -> str:
+        """Submit your final answer. This ends the task and it is graded; make it the last call.
+
+        Args:
+            answer: The answer itself, short: a diagnosis ("Community-acquired pneumonia"), a drug ("doxycycline"),
+                or for a multiple-choice task the option letter ("B").
+            reasoning: The findings that support the answer, in a few sentences.
+        """
+        return "Answer submitted."
+
+
+class ToolDomainEnv(ClinicalEnv):
+    """
+    ## Description
+    A tool-using clinical task: the agent reads a ticket, calls the domain's tools (patient data, orders,
+    prescriptions, calculators, knowledge search) one turn at a time, and submits an answer with
+    ``submit_answer``. Tools run against an episode-local copy of the domain database, so WRITE tools change only
+    this episode's state.
+
+    ## Action Space
+    ``UnicodeText(10000)``: a tool call, ``{"name": "<tool>", "arguments": {...}}`` (also accepted, with a lower
+    format score: JSON in a code block or ``<tool_call>`` tags, JSON inside prose, ``tool(arg=value)``). Up to
+    ``max_calls_per_turn`` calls per turn (a JSON list); a submit call ends the turn.
+
+    ## Observation Space
+    ``UnicodeText(100000)``: the tool's result (JSON or text), or ``Error: ...`` saying what was wrong with the
+    call; several calls give numbered results. The conversation is ``env.unwrapped.messages``.
+
+    ## Starting State
+    A task drawn with ``self.np_random`` from the env's tasks, or chosen with ``options={"task_id": ...}`` (alias
+    ``"case_id"``) or ``options={"task": Task | dict}``. The first observation is the task's ticket (with the
+    options of a multiple-choice task).
+
+    ## Rewards
+    0 per step; at the end the 5-dimension reward (``clinical_gym.rewards.five_d``):
+    0.25 accuracy + 0.20 process + 0.20 safety + 0.10 format + 0.10 coherence (+0.15 assertions), severity-4
+    violations -0.3 each, any severity-5 violation caps it at 0.1. ``reward="sparse"``: accuracy only.
+
+    ## Episode End
+    Termination: a successful ``submit_answer`` call, or ``max_turns`` turns without one (graded with no answer).
+    Truncation: never (the turn budget is part of the task).
+
+    ## Information
+    reset: ``system_prompt`` (the domain policy and the tool list), ``tools`` (OpenAI tool schemas), ``max_turns``.
+    Every step: ``turn``, ``reward_components`` (empty until the end), ``tool_calls`` (name, ok, error kind of each
+    call this turn). Terminal step: ``reward_components`` (weighted parts summing to the reward), ``outcome``
+    (result correct / partially / wrong / no_answer, ``success``, the answer and gold answer, dimension ``scores``,
+    ``process``, ``coherence`` checks, ``assertions``, ``violations`` by name and severity, ``violation_names``,
+    ``tool_calls``, ``turns``, ``db_hash``) and ``task_id``. Ground truth appears only in the terminal info.
+
+    ## Arguments
+    ``gym.make(id, db=None, tasks=None, split=None, max_turns=20, max_calls_per_turn=4, reward="5d" | "sparse",
+    reward_config=None, judge=None, render_mode=None)``; ``reward_config`` keys are ``FiveDConfig`` fields;
+    ``judge`` (an ``LLMClient``) grades assertions that have no rule.
+
+    ## Version History
+    * v0: initial release.
+
+    ## Hooks for domains
+    ``default_db()``, ``default_tasks()``, ``policy_text()`` (classmethods), ``domain_toolkit(db)``,
+    ``shared_toolkits()``, ``canonical_arguments(name, arguments)``, ``patient_facts(db, task)``,
+    ``clinical_actions(calls)``; class attributes ``review_categories`` (tool name -> patient-data categories it
+    shows) and ``can_document`` (the domain has a note-writing tool). During an episode ``self.db`` is the episode's
+    database, ``self.domain_tools`` the domain toolkit bound to it and ``self.toolkit`` everything the agent can call.
+    """
+
+    review_categories: ClassVar[Mapping[str, frozenset[ReviewCategory]]] = {}
+    can_document: ClassVar[bool] = False
+
+    def __init__(self, db: DomainDB | None = None, tasks: Sequence[Task] | None = None, split: str | None = None, *,
+                 max_turns: int = DEFAULT_MAX_TURNS, max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN,
+                 reward: Literal["5d", "sparse"] = "5d", reward_config: Mapping[str, Any] | None = None,
+                 judge: LLMClient | None = None, render_mode: str | None = None) -> None:
+        # Set up what ClinicalEnv.__init__ sets, with tasks in place of patient cases.
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if reward not in ("5d", "sparse"):
+            raise ValueError(f"reward must be '5d' or 'sparse', got {reward!r}")
+        if max_turns < 1 or max_calls_per_turn < 1:
+            raise ValueError("max_turns and max_calls_per_turn must be at least 1")
+        self.render_mode = render_mode
+        self.max_action_chars = MAX_ACTION_CHARS
+        self.observation_space = UnicodeText(MAX_OBSERVATION_CHARS)
+        self.action_space = UnicodeText(MAX_ACTION_CHARS)
+        self.messages: list[dict[str, str]] = []
+        self._done = True
+        self.base_db = db if db is not None else self.default_db()
+        self.tasks = select_split(list(tasks) if tasks is not None else self.default_tasks(), split)
+        if not self.tasks:
+            raise ValueError(f"no tasks{f' in split {split!r}' if split else ''}")
+        self._tasks_by_id = {t.id: t for t in self.tasks}
+        self.cases = self.tasks  # what samplers written for ClinicalEnv read ids from (reset takes them as case_id)
+        self.case: Task | None = None
+        self.max_turns = max_turns
+        self.max_calls_per_turn = max_calls_per_turn
+        config = FiveDConfig.from_dict({**(reward_config or {}), "sparse": reward == "sparse"})
+        self.reward_fn = FiveDReward(config, LLMAssertionJudge(judge) if judge is not None else None)
+        self._shared = [*self.shared_toolkits(), EpisodeTools()]
+        probe = self._toolkit(self.domain_toolkit(self.base_db))
+        self.tool_schemas = probe.openai_schemas()
+        self.tool_kinds = {name: bound.spec.kind for name, bound in probe.tools.items()}
+        self.system_prompt = self._system_prompt(probe)
+
+    # -- hooks ---------------------------------------------------------------------------------------------------
+    @classmethod
+    def default_db(cls) -> DomainDB:
+        """The domain's bundled database (loaded once; never mutated)."""
+        raise NotImplementedError
+
+    @classmethod
+    def default_tasks(cls) -> list[Task]:
+        """The domain's bundled tasks."""
+        raise NotImplementedError
+
+    @classmethod
+    def policy_text(cls) -> str:
+        """The domain's policy (``policy.md``), the first part of the system prompt."""
+        raise NotImplementedError
+
+    def domain_toolkit(self, db: DomainDB) -> Toolkit:
+        """The domain's tools, bound to ``db`` (the episode's copy)."""
+        raise NotImplementedError
+
+    def shared_toolkits(self) -> list[Toolkit]:
+        """Stateless toolkits mounted next to the domain's (calculators, knowledge search); built once per env."""
+        return []
+
+    def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A call's arguments in the domain's canonical form (e.g. drug aliases resolved), for grading."""
+        return arguments
+
+    def patient_facts(self, db: DomainDB, task: Task) -> PatientFacts | None:
+        """The task patient's record in canonical terms (None for tasks without a patient)."""
+        return None
+
+    def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
+        """The clinical actions the agent's successful WRITE calls amount to."""
+        return ClinicalActions()
+
+    # -- episode -------------------------------------------------------------------------------------------------
+    @property
+    def task(self) -> Task:
+        """The current episode's task."""
+        return self.case  # type: ignore[return-value]
+
+    def _choose_case(self, options: dict[str, Any]) -> Task:  # type: ignore[override]
+        unknown = set(options) - {"task_id", "case_id", "task"}
+        if unknown:
+            hint = " (tool domains take tasks, not patient cases)" if "case" in unknown else ""
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; use 'task_id' or 'task'{hint}")
+        if "task" in options:
+            task = options["task"]
+            task = Task.model_validate(task) if isinstance(task, dict) else task
+            if not isinstance(task, Task):
+                raise TypeError(f"options['task'] must be a Task or a dict, got {type(task).__name__}")
+            return task
+        task_id = options.get("task_id", options.get("case_id"))
+        if task_id is not None:
+            try:
+                return self._tasks_by_id[task_id]
+            except KeyError:
+                raise ValueError(f"unknown task_id {task_id!r}") from None
+        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
+
+    def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:  # type: ignore[override]
+        self.db = self.base_db.episode_copy()
+        self.domain_tools = self.domain_toolkit(self.db)
+        self.toolkit = self._toolkit(self.domain_tools)
+        self.turn = 0
+        self.calls: list[CallRecord] = []
+        self.turn_formats: list[float] = []
+        self.submitted: SubmittedAnswer | None = None
+        return task.prompt, {"system_prompt": self.system_prompt, "tools": self.tool_schemas,
+                             "max_turns": self.max_turns}
+
+    def _act(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self.turn += 1
+        parsed = parse_tool_calls(action)
+        if len(parsed) > self.max_calls_per_turn:
+            self.turn_formats.append(0.0)
+            return self._turn_end(f"Error: {len(parsed)} tool calls in one turn; the limit is "
+                                  f"{self.max_calls_per_turn}. Nothing was run. {CALL_HINT}", [])
+        results = []
+        for call in parsed:
+            result = self.toolkit.call(call)
+            results.append(self._record(call, result))
+            if result.ends_episode:
+                self.submitted = SubmittedAnswer(answer=str(result.arguments.get("answer", "")),
+                                                 reasoning=str(result.arguments.get("reasoning", "")),
+                                                 call_index=len(self.calls) - 1)
+                break
+        self.turn_formats.append(min(FORMAT_SCORES[c.form] if c.ok else 0.0 for c in parsed))
+        texts = [self._result_text(r) for r in results]
+        obs = texts[0] if len(texts) == 1 else "\n\n".join(f"[{i}] {r.name or 'call'}: {t}"
+                                                          for i, (r, t) in enumerate(zip(results, texts), 1))
+        if self.submitted is not None:
+            return self._finish(obs + "\nThe task is over.")
+        return self._turn_end(obs, results)
+
+    def _reject(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self.turn += 1
+        self.turn_formats.append(0.0)
+        return self._turn_end(f"Error: {problem}. Reply with one tool call such as {EXAMPLE}; call submit_answer "
+                              f"to finish.", [])
+
+    # -- pieces --------------------------------------------------------------------------------------------------
+    def _toolkit(self, domain_tools: Toolkit) -> Toolkit:
+        return Toolkit.merge(domain_tools, *self._shared)
+
+    def _system_prompt(self, toolkit: Toolkit) -> str:
+        listed = "\n".join(f"- {name} ({bound.spec.kind.value}): {bound.spec.description}"
+                           for name, bound in toolkit.tools.items())
+        return (f"{self.policy_text().strip()}\n\n## Tools\n{listed}\n\n## How to act\n"
+                f"Each turn, call one tool by replying with only a JSON object: {EXAMPLE}. You see the tool's result "
+                f"next turn. You have at most {self.max_turns} turns. When you are done, call submit_answer with "
+                f"your final answer.")
+
+    def _record(self, call: ParsedCall, result: ToolResult) -> ToolResult:
+        arguments = self.canonical_arguments(result.name, dict(result.arguments)) if result.ok else dict(
+            result.arguments)
+        self.calls.append(CallRecord(
+            index=len(self.calls), turn=self.turn, name=result.name, arguments=arguments, kind=result.kind,
+            ok=result.ok, error_kind=result.error_kind, form=call.form, content=result.content,
+            reviews=self.review_categories.get(result.name, frozenset()) if result.ok else frozenset()))
+        return result
+
+    @staticmethod
+    def _result_text(result: ToolResult) -> str:
+        if result.error_kind == "invalid_call":
+            return f"{result.content} {CALL_HINT}"
+        return result.content
+
+    def _turn_end(self, obs: str, results: list[ToolResult]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.turn >= self.max_turns:
+            return self._finish(f"{obs}\nThe turn limit ({self.max_turns}) is reached; the task is over without an "
+                                f"answer.")
+        info = {"turn": self.turn, "reward_components": {},
+                "tool_calls": [{"name": r.name, "ok": r.ok, "error_kind": r.error_kind} for r in results]}
+        return obs, 0.0, False, False, info
+
+    def _finish(self, obs: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        record = self.episode_record()
+        graded = self.reward_fn.evaluate(record)
+        info = {"turn": self.turn, "reward_components": graded.components,
+                "outcome": self._outcome(record, graded), "task_id": self.task.id}
+        return obs, graded.total, True, False, info
+
+    def episode_record(self) -> EpisodeRecord:
+        """What the reward sees about the episode so far."""
+        task = self.task
+        return EpisodeRecord(task=task, calls=list(self.calls), turn_formats=list(self.turn_formats),
+                             answer=self.submitted, patient=self.patient_facts(self.db, task),
+                             actions=self.clinical_actions(self.calls), tool_kinds=self.tool_kinds,
+                             can_document=self.can_document, final_db=self.db)
+
+    def _outcome(self, record: EpisodeRecord, graded: FiveDResult) -> dict[str, Any]:
+        task = self.task
+        answer = record.answer
+        return {
+            "result": graded.result,
+            "success": graded.result == "correct" and not any(v.severity == 5 for v in graded.violations),
+            "reward": graded.total,
+            "answer": answer.answer if answer else None,
+            "reasoning": answer.reasoning if answer else None,
+            "gold_answer": task.answer,
+            "gold_option_text": task.options[task.answer] if task.options else None,
+            "scores": graded.scores,
+            "process": graded.process.model_dump(),
+            "coherence": graded.coherence.checks,
+            "assertions": [v.model_dump() for v in graded.assertions],
+            "grader_errors": sum(1 for v in graded.assertions if v.error),
+            "violations": [v.model_dump() for v in graded.violations],
+            "violation_names": [v.name for v in graded.violations],
+            "tool_calls": [{"name": c.name, "arguments": c.arguments, "ok": c.ok, "error_kind": c.error_kind,
+                            "kind": c.kind.value if c.kind else None} for c in record.calls],
+            "turns": self.turn,
+            "db_hash": self.db.get_hash(),
+        }

@@ -1,0 +1,227 @@
+"""The ClinicalDiagnosis database: patients (demographics, allergies with severity, medications, conditions, vital
+signs, results with reference ranges, notes), the test catalogue, and what clinicians write during an episode
+(orders, prescriptions, diagnoses, notes, escalations)."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from clinical_gym.cases.schema import normalize
+from clinical_gym.domain_db import DomainDB, canonical_json
+
+Frequency = Literal["once", "daily", "bid", "tid", "qid", "q4h", "q6h", "q8h", "q12h", "weekly"]
+DOSES_PER_DAY: dict[str, float] = {"once": 1, "daily": 1, "bid": 2, "tid": 3, "qid": 4, "q4h": 6, "q6h": 4, "q8h": 3,
+                                   "q12h": 2, "weekly": 1 / 7}
+DoseUnit = Literal["mg", "mcg", "g", "units", "mL", "mmol"]
+MG_PER_UNIT: dict[str, float] = {"mg": 1.0, "mcg": 0.001, "g": 1000.0}
+Route = Literal["oral", "intravenous", "intramuscular", "subcutaneous", "inhaled", "nebulised", "sublingual",
+                "topical", "rectal"]
+EscalationLevel = Literal["emergency team", "intensive care", "emergency surgery", "cardiac catheterisation",
+                          "stroke team", "specialist referral"]
+TestCategory = Literal["laboratory", "imaging", "cardiac", "microbiology", "bedside", "pathology"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Allergy(_Model):
+    substance: str
+    reaction: str
+    severity: Literal["mild", "moderate", "severe", "life-threatening"]
+
+
+class Medication(_Model):
+    name: str
+    dose: str
+    frequency: str
+    indication: str = ""
+
+
+class Condition(_Model):
+    name: str
+    status: Literal["active", "resolved"] = "active"
+    since: str = ""
+
+
+class VitalSigns(_Model):
+    time: str
+    temperature_c: float
+    heart_rate: int
+    systolic_bp: int
+    diastolic_bp: int
+    respiratory_rate: int
+    spo2: int
+    on_oxygen: bool = False
+    consciousness: Literal["alert", "new confusion", "voice", "pain", "unresponsive"] = "alert"
+
+
+class LabResult(_Model):
+    """A result: numeric (``value`` with unit and reference range) or descriptive (``text``), or both."""
+
+    test: str
+    time: str
+    value: float | None = None
+    unit: str = ""
+    ref_low: float | None = None
+    ref_high: float | None = None
+    text: str = ""
+
+    @property
+    def flag(self) -> Literal["high", "low", "normal"] | None:
+        """Where a numeric value lies against its reference range."""
+        if self.value is None:
+            return None
+        if self.ref_high is not None and self.value > self.ref_high:
+            return "high"
+        if self.ref_low is not None and self.value < self.ref_low:
+            return "low"
+        return "normal"
+
+
+class Note(_Model):
+    time: str
+    author: str
+    text: str
+
+
+class Patient(_Model):
+    """One patient. ``pending_results`` (by test name) are what ordering a test returns; they are hidden from READ
+    tools until the test is ordered. ``pregnant`` is None when not applicable."""
+
+    patient_id: str
+    name: str
+    age: int = Field(ge=0, le=120)
+    sex: Literal["female", "male"]
+    weight_kg: float = Field(gt=0)
+    pregnant: bool | None = None
+    gestation_weeks: float | None = None
+    allergies: list[Allergy] = Field(default_factory=list)
+    medications: list[Medication] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=list)
+    family_history: list[str] = Field(default_factory=list)
+    social_history: str = ""
+    vitals: list[VitalSigns] = Field(default_factory=list)
+    labs: list[LabResult] = Field(default_factory=list)
+    notes: list[Note] = Field(default_factory=list)
+    pending_results: dict[str, LabResult] = Field(default_factory=dict)
+
+
+class TestDefinition(_Model):
+    """An orderable test: its canonical name, other names, and what it shows when the patient has no recorded
+    result for it (a normal value or a normal report). A panel lists the tests it orders in ``components``."""
+
+    name: str
+    aliases: list[str] = Field(default_factory=list)
+    category: TestCategory
+    components: list[str] = Field(default_factory=list)
+    unit: str = ""
+    ref_low: float | None = None
+    ref_high: float | None = None
+    normal_value: float | None = None
+    normal_text: str = ""
+
+
+class Order(_Model):
+    order_id: str
+    patient_id: str
+    test: str
+    time: str
+
+
+class Prescription(_Model):
+    prescription_id: str
+    patient_id: str
+    drug: str
+    dose: float
+    unit: DoseUnit
+    frequency: Frequency
+    route: Route
+    indication: str = ""
+
+
+class DiagnosisRecord(_Model):
+    patient_id: str
+    diagnosis: str
+    icd10: str = ""
+
+
+class WrittenNote(_Model):
+    patient_id: str
+    text: str
+
+
+class Escalation(_Model):
+    patient_id: str
+    level: EscalationLevel
+    reason: str
+
+
+class ClinicalDiagnosisDB(DomainDB):
+    """The domain's state. ``clock`` is the fixed current time of every episode (see policy.md).
+
+    ``episode_copy()`` is copy-on-write: the record lists and the patient mapping are new, and a patient is copied
+    the first time a tool changes it (``patient_for_update``: new containers, shared items), so a reset costs
+    microseconds and tools never change the loaded database. Tools get a patient through ``patient_for_update``
+    before changing it, and add or remove items rather than changing one in place. Derived data that never changes
+    (the test-name index, digests of unchanged patients) is cached once and shared by all copies.
+    """
+
+    clock: str
+    patients: dict[str, Patient]
+    tests: dict[str, TestDefinition]
+    orders: list[Order] = Field(default_factory=list)
+    prescriptions: list[Prescription] = Field(default_factory=list)
+    diagnoses: list[DiagnosisRecord] = Field(default_factory=list)
+    notes: list[WrittenNote] = Field(default_factory=list)
+    escalations: list[Escalation] = Field(default_factory=list)
+    _owned: set[str] = PrivateAttr(default_factory=set)
+    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def episode_copy(self) -> ClinicalDiagnosisDB:
+        copy = self.model_copy(update={
+            "patients": dict(self.patients), "orders": list(self.orders), "prescriptions": list(self.prescriptions),
+            "diagnoses": list(self.diagnoses), "notes": list(self.notes), "escalations": list(self.escalations)})
+        copy._owned = set()
+        copy._cache = self._cache
+        return copy
+
+    def patient_for_update(self, patient_id: str) -> Patient:
+        """The patient, copied into this database first if it is still shared with the one it was copied from."""
+        if patient_id not in self._owned:
+            patient = self.patients[patient_id]
+            self.patients[patient_id] = patient.model_copy(update={
+                name: copy.copy(value) for name, value in patient if isinstance(value, (list, dict))})
+            self._owned.add(patient_id)
+        return self.patients[patient_id]
+
+    def test_index(self) -> dict[str, TestDefinition]:
+        """Catalogue tests by normalised name and alias."""
+        index = self._cache.get("test_index")
+        if index is None:
+            index = {normalize(name): t for t in self.tests.values() for name in (t.name, *t.aliases)}
+            self._cache["test_index"] = index
+        return index
+
+    def get_hash(self) -> str:
+        digest = hashlib.sha256(self.model_dump_json(exclude={"patients", "tests"}).encode())
+        digests: dict[str, str] = self._cache.setdefault("digests", {})
+        if "tests" not in digests:
+            digests["tests"] = _digest(canonical_json({k: t.model_dump(mode="json") for k, t in self.tests.items()}))
+        digest.update(digests["tests"].encode())
+        for patient_id in sorted(self.patients):
+            patient = self.patients[patient_id]
+            if patient_id in self._owned:
+                part = _digest(patient.model_dump_json())
+            else:
+                part = digests.get(patient_id) or digests.setdefault(patient_id, _digest(patient.model_dump_json()))
+            digest.update(f"{patient_id}:{part}".encode())
+        return digest.hexdigest()
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()

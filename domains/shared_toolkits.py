@@ -1,0 +1,59 @@
+"""The toolkits every tool domain mounts next to its own: the clinical scoring instruments and the knowledge-search
+tools. This is the one place where the knowledge base is merged into the domains' toolkits.
+
+``knowledge`` (a domain env's constructor argument): ``"bundled"`` (default) searches the bundled knowledge base,
+opened (and built in the user cache if missing) on the first search, so making an env costs nothing when the agent
+never searches; a ``knowledge_base.PassageSearch`` (e.g. a ``SmallCorpusIndex``) searches that index; None mounts
+no knowledge tools.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, Union
+
+from knowledge_base import KnowledgeTools, open_bundled
+from tools import ToolKind, Toolkit, tool
+from tools.instruments import InstrumentsToolkit
+
+if TYPE_CHECKING:
+    from knowledge_base import Passage, PassageSearch, SearchHit
+
+KnowledgeSource = Union["PassageSearch", Literal["bundled"], None]
+
+
+class BundledIndexOnDemand:
+    """The bundled knowledge base, opened on first use (a ``PassageSearch``)."""
+
+    def __init__(self) -> None:
+        self._index: PassageSearch | None = None
+
+    def _open(self) -> PassageSearch:
+        if self._index is None:
+            self._index = open_bundled()
+        return self._index
+
+    def search(self, query: str, k: int = 5, category: str | None = None) -> list[SearchHit]:
+        return self._open().search(query, k, category)
+
+    def get(self, doc_id: str) -> Passage | None:
+        return self._open().get(doc_id)
+
+    def categories(self) -> dict[str, int]:
+        return self._open().categories()
+
+
+class KnowledgeToolkit(Toolkit, KnowledgeTools):
+    """``KnowledgeTools`` (search_knowledge, get_passage, search_by_category) mounted as READ tools."""
+
+    search_knowledge = tool(kind=ToolKind.READ)(KnowledgeTools.search_knowledge)
+    get_passage = tool(kind=ToolKind.READ)(KnowledgeTools.get_passage)
+    search_by_category = tool(kind=ToolKind.READ)(KnowledgeTools.search_by_category)
+
+
+def shared_toolkits(knowledge: KnowledgeSource = "bundled") -> list[Toolkit]:
+    """The instruments toolkit and, unless ``knowledge`` is None, the knowledge toolkit over ``knowledge``."""
+    toolkits: list[Toolkit] = [InstrumentsToolkit()]
+    if knowledge is not None:
+        index = BundledIndexOnDemand() if knowledge == "bundled" else knowledge
+        toolkits.append(KnowledgeToolkit(index))
+    return toolkits
