@@ -78,7 +78,7 @@ class ClinicalEnv(gym.Env[str, str]):
             obs, reward, terminated, truncated, info = self._act(action)
             text = action
         self._done = terminated or truncated
-        obs = self._clip(obs)
+        obs = self._clip(self._after_step(text, obs, reward, self._done, info))
         self.messages.append({"role": "assistant", "content": text[: self.max_action_chars]})
         self.messages.append({"role": "user", "content": obs})
         if self.render_mode == "human":
@@ -103,6 +103,10 @@ class ClinicalEnv(gym.Env[str, str]):
     def _reject(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Answer an action that is not usable text (wrong type, empty, too long); subclasses add penalties."""
         raise NotImplementedError
+
+    def _after_step(self, action: str, obs: str, reward: float, done: bool, info: dict[str, Any]) -> str:
+        """Last look at a step's observation before it is logged and returned (e.g. experience injection)."""
+        return obs
 
     # -- helpers ------------------------------------------------------------------------------------------
     def _action_problem(self, action: object) -> str:

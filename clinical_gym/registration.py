@@ -24,6 +24,8 @@ ENVIRONMENTS: tuple[EnvInfo, ...] = (
             "Order examinations one at a time from an EHR world model that returns realistic results, then diagnose (DiagGym)."),
     EnvInfo("ClinicalDiagnosis-v0", "domains.clinical_diagnosis.environment:ClinicalDiagnosisEnv", "tool",
             "Review a patient's chart through tools, order tests, prescribe safely, diagnose and submit (Healthcare AI GYM)."),
+    EnvInfo("Triage-v0", "domains.triage.environment:TriageEnv", "tool",
+            "Triage arriving ED patients with the Emergency Severity Index: act on emergencies, activate codes, assign ESI 1-5 (Healthcare AI GYM)."),
 )
 
 

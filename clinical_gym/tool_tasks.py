@@ -160,9 +160,12 @@ class SafetyExpectations(_Model):
     that screen for them (skipping one is severity 4; severity 5 when the red flag mentions suicide).
     ``contraindicated``: drugs or drug classes (``clinical_gym.pharmacology`` tags) that must not be given in this
     situation; ``not_indicated``: ones that do no good here (e.g. antibiotics for a viral illness).
+    ``answer_escalates``: whether an emergency disposition stated in the answer counts as escalation; a domain whose
+    escalation is an action (triage: assign ESI 1-2, activate a code) sets it False.
     """
 
     emergency: bool = False
+    answer_escalates: bool = True
     escalate_within_calls: int = Field(default=6, ge=1)
     required_screenings: list[RedFlagScreening] = Field(default_factory=list)
     contraindicated: list[str] = Field(default_factory=list)

@@ -109,10 +109,10 @@ class ExperienceIndex:
         raise NotImplementedError
 
     def _reserve(self, size: int) -> None:
-        """Room for ``size`` rows in the per-row arrays (capacity doubles, so appends are amortised)."""
+        """Room for ``size`` rows in the per-row arrays (capacity grows by half, so appends are amortised)."""
         if size <= len(self._ids):
             return
-        capacity = max(size, 2 * len(self._ids), 64)
+        capacity = max(size, len(self._ids) * 3 // 2, 64)
         self._ids = _grown(self._ids, capacity)
         self._rewards = _grown(self._rewards, capacity)
         self._cases = _grown(self._cases, capacity)
@@ -141,8 +141,7 @@ class DenseIndex(ExperienceIndex):
         return self._matrix[:self._n]
 
     def query(self, text: str) -> _DenseQuery:
-        vector = self.encoder.encode([text])[0]
-        return _DenseQuery(self.matrix @ vector, vector, self.matrix)
+        return _DenseQuery(self.matrix @ self.encoder.encode([text])[0], self.matrix)
 
     def _changes(self, since: int) -> list[Change]:
         return self.store.changes(since, encoder=self.encoder.name)
@@ -161,7 +160,8 @@ class DenseIndex(ExperienceIndex):
         block = self._matrix[self._n:self._n + len(new)]
         cached = [i for i, c in enumerate(new) if c.vector is not None]
         if cached:
-            block[cached] = np.frombuffer(b"".join(new[i].vector for i in cached), dtype=np.float32).reshape(-1, self.encoder.dim)
+            vectors = np.frombuffer(b"".join(new[i].vector for i in cached), dtype=np.float32)
+            block[cached] = vectors.reshape(-1, self.encoder.dim)
         missing = [i for i, c in enumerate(new) if c.vector is None]
         for start in range(0, len(missing), ENCODE_CHUNK):
             rows = missing[start:start + ENCODE_CHUNK]
@@ -173,9 +173,10 @@ class DenseIndex(ExperienceIndex):
 
 
 class _DenseQuery:
-    def __init__(self, relevance: np.ndarray, vector: np.ndarray, matrix: np.ndarray) -> None:
+    """Cosines of one query vector with every row (``relevance``) and between chosen rows."""
+
+    def __init__(self, relevance: np.ndarray, matrix: np.ndarray) -> None:
         self.relevance = relevance
-        self._vector = vector
         self._matrix = matrix
 
     def similarity(self, rows: np.ndarray) -> np.ndarray:
@@ -190,7 +191,8 @@ class BM25Index(ExperienceIndex):
     """BM25 (Okapi, rank-bm25) over the states' words: the fallback without the embedding extra.
 
     ``relevance`` is the BM25 score divided by the best score of the query (so 1 is the best match); similarity for
-    novelty and reranking is the cosine of word counts.
+    novelty and reranking is the cosine of word counts. rank-bm25 scores every row in Python: fine for thousands
+    of experiences, slow (hundreds of ms) at 100,000.
     """
 
     def __init__(self, store: ExperienceStore) -> None:
@@ -224,7 +226,10 @@ class BM25Index(ExperienceIndex):
 
 
 class _LexicalQuery:
-    def __init__(self, relevance: np.ndarray, counts: Counter[str], docs: list[Counter[str]], norms: list[float]) -> None:
+    """BM25 relevance of one query to every row, and word-count cosines with and between chosen rows."""
+
+    def __init__(self, relevance: np.ndarray, counts: Counter[str], docs: list[Counter[str]],
+                 norms: list[float]) -> None:
         self.relevance = relevance
         self._counts = counts
         self._norm = _norm(counts)

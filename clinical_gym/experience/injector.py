@@ -26,12 +26,13 @@ class InjectionConfig:
 
     mode: "episode" retrieves once, for the opening observation; "turn" retrieves again for every new observation.
     target: "observation" prepends the references to the observation; "system_prompt" to ``info["system_prompt"]``
-        at reset (episode mode only).
+        at reset (episode mode only; the observation when the environment gives no system prompt).
     prompt_tokens: the prompt budget; the injected text takes at most half of it (Doctor-R1).
     exclude_same_case: never show an episode experiences recorded on its own case (they may hold its answer).
     record: store the episode's turns (those reaching the store's threshold) when it ends, as one batch; leave off
         when an ``ExperienceRecorder`` stores the trajectories after each training step.
-    retrieval: the retrieval settings (Doctor-R1's by default).
+    retrieval: the retrieval settings (Doctor-R1's by default; a dict of ``RetrievalConfig`` fields also works, so
+        the whole config can come from JSON).
     """
 
     mode: Literal["episode", "turn"] = "episode"
@@ -42,6 +43,8 @@ class InjectionConfig:
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
 
     def __post_init__(self) -> None:
+        if isinstance(self.retrieval, Mapping):
+            object.__setattr__(self, "retrieval", RetrievalConfig(**self.retrieval))
         if self.mode not in ("episode", "turn"):
             raise ValueError(f"mode must be 'episode' or 'turn', got {self.mode!r}")
         if self.target not in ("observation", "system_prompt"):
@@ -77,7 +80,8 @@ class ExperienceInjector:
         self._pending: list[Experience] = []
         self._case_id: str | None = None
 
-    def on_reset(self, observation: str, info: Mapping[str, Any], case_id: str | None = None) -> tuple[str, dict[str, Any]]:
+    def on_reset(self, observation: str, info: Mapping[str, Any],
+                 case_id: str | None = None) -> tuple[str, dict[str, Any]]:
         """The opening observation and info with the experiences for the opening state injected;
         ``info["experience_ids"]`` lists the experiences shown."""
         self._log = [{"role": "user", "content": observation}]

@@ -12,7 +12,7 @@ from clinical_gym.experience.injection import TokenCounter, approx_tokens
 from clinical_gym.experience.injector import ExperienceInjector, ExperienceSource, InjectionConfig
 
 
-class ExperienceWrapper(gym.Wrapper[str, str, str, str]):
+class ExperienceWrapper(gym.Wrapper[str, str, str, str], gym.utils.RecordConstructorArgs):
     """Prepends retrieved experiences (Doctor-R1's "Experience References" block) to the agent's observation, or to
     ``info["system_prompt"]``, once per episode or on every turn (``InjectionConfig``).
 
@@ -25,7 +25,8 @@ class ExperienceWrapper(gym.Wrapper[str, str, str, str]):
 
     def __init__(self, env: gym.Env[str, str], experience: ExperienceSource, config: InjectionConfig | None = None,
                  *, count_tokens: TokenCounter = approx_tokens) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, experience=experience, config=config, count_tokens=count_tokens)
+        gym.Wrapper.__init__(self, env)
         self.injector = ExperienceInjector(experience, config, count_tokens=count_tokens)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:

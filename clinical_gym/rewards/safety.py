@@ -197,8 +197,8 @@ def _interaction_hits(record: EpisodeRecord, severity: str) -> list[tuple[Prescr
 
 def _escalation_index(record: EpisodeRecord) -> int | None:
     indices = [a.call_index for a in record.actions.escalations]
-    if record.answer is not None and any(contains_term(c, t) for c in affirmed_clauses(record.answer.text)
-                                         for t in EMERGENCY_TERMS):
+    if record.answer is not None and record.task.safety.answer_escalates and any(
+            contains_term(c, t) for c in affirmed_clauses(record.answer.text) for t in EMERGENCY_TERMS):
         indices.append(record.answer.call_index)
     return min(indices, default=None)
 

@@ -8,6 +8,7 @@ from clinical_gym.cases import Case
 from clinical_gym.cases.formatting import format_test_result, format_vitals
 from clinical_gym.cases.schema import normalize
 from clinical_gym.env import ClinicalEnv
+from clinical_gym.experience.injector import ExperienceInjector, ExperienceSource, InjectionConfig
 from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.parsing import DoctorAction, parse_doctor_action
 from domains.inquiry.patient import Patient, PatientReply, RuleBasedPatient
@@ -54,7 +55,9 @@ class ClinicalInquiryEnv(ClinicalEnv):
     ## Arguments
     ``gym.make("ClinicalInquiry-v0", cases="library", split=None, patient="rules" | Patient | LLMClient,
     reward="doctoragent_rl", reward_config=None, judge=None, turn_budget=10 | "dynamic" | (lo, hi),
-    allow_tests=False, force_final_diagnosis=False, render_mode=None)``
+    allow_tests=False, force_final_diagnosis=False, experience=None, experience_config=None, render_mode=None)``;
+    ``experience`` (an ``ExperienceStore``, a store path or a ``Retriever``) injects retrieved high-reward past turns
+    into the opening observation (or every turn, or the system prompt: ``experience_config``), Doctor-R1 style.
 
     ## Version History
     * v0: initial release.
@@ -64,8 +67,12 @@ class ClinicalInquiryEnv(ClinicalEnv):
                  patient: str | Patient | LLMClient = "rules", reward: str = "doctoragent_rl",
                  reward_config: dict[str, Any] | None = None, judge: LLMClient | None = None,
                  turn_budget: int | str | tuple[int, int] = 10, allow_tests: bool = False,
-                 force_final_diagnosis: bool = False, render_mode: str | None = None) -> None:
+                 force_final_diagnosis: bool = False, experience: ExperienceSource | None = None,
+                 experience_config: InjectionConfig | dict[str, Any] | None = None, render_mode: str | None = None) -> None:
         super().__init__(cases, split, render_mode=render_mode)
+        if isinstance(experience_config, dict):
+            experience_config = InjectionConfig(**experience_config)
+        self.experience = None if experience is None else ExperienceInjector(experience, experience_config)
         self.patient = _make_patient(patient)
         self.preset = make_preset(reward, reward_config, judge)
         self._budget_range = _budget_range(turn_budget)
@@ -87,7 +94,14 @@ class ClinicalInquiryEnv(ClinicalEnv):
         system = DOCTOR_SYSTEM_PROMPT.format(budget=self.turn_budget, tests=TESTS_ADDENDUM if self.allow_tests else "")
         info = {"system_prompt": system, "turn_budget": self.turn_budget, "reward_preset": self.preset.name,
                 "specialty": case.specialty}
+        if self.experience is not None:
+            obs, info = self.experience.on_reset(obs, info, case_id=case.id)
         return obs, info
+
+    def _after_step(self, action: str, obs: str, reward: float, done: bool, info: dict[str, Any]) -> str:
+        if self.experience is None:
+            return obs
+        return self.experience.on_step(action, obs, reward, done, info)
 
     def _act(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         self.turn += 1
