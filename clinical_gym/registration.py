@@ -26,6 +26,8 @@ ENVIRONMENTS: tuple[EnvInfo, ...] = (
             "Review a patient's chart through tools, order tests, prescribe safely, diagnose and submit (Healthcare AI GYM)."),
     EnvInfo("Triage-v0", "domains.triage.environment:TriageEnv", "tool",
             "Triage arriving ED patients with the Emergency Severity Index: act on emergencies, activate codes, assign ESI 1-5 (Healthcare AI GYM)."),
+    EnvInfo("EHRManagement-v0", "domains.ehr_management.environment:EHRManagementEnv", "tool",
+            "Retrieve exact values, read trends, compute scores and act on results in MIMIC-shaped hospital records through tools (Healthcare AI GYM)."),
 )
 
 
