@@ -343,3 +343,14 @@ def test_outcome_result_thresholds():
     assert reward.evaluate(record(answer="Lobar pneumonia")).result == "partially"
     assert reward.evaluate(record(answer="Gout")).result == "wrong"
     assert reward.evaluate(record(answer=None)).result == "no_answer"
+
+
+def test_chosen_option_reads_the_leading_letter_and_ignores_letters_inside_words():
+    from clinical_gym.rewards.coherence import chosen_option
+
+    options = {"A": "Aspirin", "B": "D-dimer", "C": "Vitamin D", "D": "Heparin", "E": "Inhibition of CYP3A4"}
+    assert chosen_option("E. Inhibition of CYP3A4 raises levels", options) == "E"
+    assert chosen_option("(B)", options) == "B"
+    assert chosen_option("I would check a D-dimer first", options) is None
+    assert chosen_option("Vitamin D", options) == "C"
+    assert chosen_option("option D", options) == "D"

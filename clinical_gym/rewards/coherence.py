@@ -133,7 +133,10 @@ def chosen_option(answer: str, options: dict[str, str]) -> str | None:
     by_text = [k for k, v in options.items() if normalize(v) == normalize(text)]
     if by_text:
         return by_text[0]
-    letters = {m.group(1) for m in re.finditer(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])", text) if m.group(1) in options}
+    leading = re.match(r"\(?([A-Z])(?:[.):]|$)", text)  # "B." "(B)" "B:" "B": the answer format itself
+    if leading and leading.group(1) in options:
+        return leading.group(1)
+    letters = {m.group(1) for m in re.finditer(r"(?<![\w-])([A-Z])(?![\w-])", text) if m.group(1) in options}
     return letters.pop() if len(letters) == 1 else None
 
 
