@@ -28,6 +28,8 @@ ENVIRONMENTS: tuple[EnvInfo, ...] = (
             "Triage arriving ED patients with the Emergency Severity Index: act on emergencies, activate codes, assign ESI 1-5 (Healthcare AI GYM)."),
     EnvInfo("EHRManagement-v0", "domains.ehr_management.environment:EHRManagementEnv", "tool",
             "Retrieve exact values, read trends, compute scores and act on results in MIMIC-shaped hospital records through tools (Healthcare AI GYM)."),
+    EnvInfo("DrugInteraction-v0", "domains.drug_interaction.environment:DrugInteractionEnv", "tool",
+            "Check interactions, CYP450 metabolism, renal dosing and allergy cross-reactivity through tools, then act and advise (Healthcare AI GYM)."),
     EnvInfo("MedicalQA-v0", "domains.medical_qa.environment:MedicalQAEnv", "tool",
             "Answer multiple-choice clinical vignette questions with the question bank, reference ranges, guideline summaries and option elimination, then submit the letter (Healthcare AI GYM)."),
 )

@@ -1,0 +1,171 @@
+"""DrugInteraction-v0: check a patient's medicines for interactions, CYP450 effects, renal dosing and allergy
+cross-reactivity through tools, act on what is found (prescribe, change a dose, stop a medicine, record an alert),
+and submit.
+
+Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from clinical_gym.cases.schema import normalize
+from clinical_gym.rewards.episode import (
+    Act,
+    AllergyFact,
+    CallRecord,
+    ClinicalActions,
+    PatientFacts,
+    Prescription,
+    ReviewCategory,
+)
+from clinical_gym.tool_env import ToolDomainEnv
+from clinical_gym.tool_tasks import Task, load_tasks, select_split
+from domains.drug_interaction.data_model import DOSES_PER_DAY, MG_PER_UNIT, DrugInteractionDB, Regimen
+from domains.drug_interaction.reference import reference_of
+from domains.drug_interaction.tools import DrugInteractionTools
+from domains.shared_toolkits import KnowledgeSource, shared_toolkits
+from tools import Toolkit
+
+DATA = resources.files("domains.drug_interaction") / "data"
+PAIR_TOOLS = frozenset({"check_interaction", "predict_cyp450_interaction", "record_interaction_alert"})
+# Normalised test name -> canonical lab key of clinical_gym.rewards.episode (others: the name with underscores).
+LAB_KEYS = {"white cell count": "wbc"}
+
+REVIEWS: dict[str, frozenset[ReviewCategory]] = {
+    "get_patient_profile": frozenset({"demographics", "history"}),
+    "get_medication_list": frozenset({"medications"}), "check_all_interactions": frozenset({"medications"}),
+    "get_allergies": frozenset({"allergies"}), "check_allergy_cross_reactivity": frozenset({"allergies"}),
+    "recommend_alternative": frozenset({"allergies", "medications"}),
+    "get_renal_function": frozenset({"labs"}), "get_lab_results": frozenset({"labs"}),
+}
+
+
+@lru_cache(maxsize=1)
+def bundled_db() -> DrugInteractionDB:
+    """The bundled database (shared, never mutated: episodes work on copies)."""
+    return DrugInteractionDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _bundled_tasks() -> tuple[Task, ...]:
+    return tuple(load_tasks(DATA / "tasks.json"))
+
+
+def get_tasks(split: str | None = None) -> list[Task]:
+    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
+    return select_split(list(_bundled_tasks()), split)
+
+
+class DrugInteractionEnv(ToolDomainEnv):
+    """DrugInteraction-v0: a clinician (or pharmacist) agent checks a patient's medicines through tools (medication
+    list, allergies, renal function and other results; the drug reference, pairwise and whole-list interaction
+    checks, allergy cross-reactivity, screened alternatives; Cockcroft-Gault clearance, renal dose bands and CYP450
+    predictions), acts (prescribe, change a dose, stop or withhold a medicine, record an interaction alert) with the
+    shared scoring instruments and knowledge search, then submits a drug, a regimen or an option letter.
+
+    Spaces, starting state, rewards, episode end, information and the common arguments are those of
+    ``ToolDomainEnv``. For the safety rules a dose change counts as a prescription when it raises the daily dose;
+    interaction alerts count as documentation. Domain argument: ``knowledge`` ("bundled", a
+    ``knowledge_base.PassageSearch``, or None; see ``domains.shared_toolkits``).
+    ``gym.make("DrugInteraction-v0", knowledge=None, split="train")``.
+    """
+
+    review_categories = REVIEWS
+    can_document = False
+
+    def __init__(self, db: DrugInteractionDB | None = None, tasks: list[Task] | None = None,
+                 split: str | None = None, *, knowledge: KnowledgeSource = "bundled", **kwargs: Any) -> None:
+        self.knowledge = knowledge
+        super().__init__(db, tasks, split, **kwargs)
+
+    @classmethod
+    def default_db(cls) -> DrugInteractionDB:
+        return bundled_db()
+
+    @classmethod
+    def default_tasks(cls) -> list[Task]:
+        return list(_bundled_tasks())
+
+    @classmethod
+    def policy_text(cls) -> str:
+        return (resources.files("domains.drug_interaction") / "policy.md").read_text(encoding="utf-8")
+
+    def domain_toolkit(self, db: DrugInteractionDB) -> Toolkit:  # type: ignore[override]
+        return DrugInteractionTools(db)
+
+    def shared_toolkits(self) -> list[Toolkit]:
+        return shared_toolkits(self.knowledge)
+
+    def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        reference = reference_of(self.base_db)
+        canonical = dict(arguments)
+        if isinstance(canonical.get("patient_id"), str):
+            canonical["patient_id"] = canonical["patient_id"].strip()
+        for key in ("drug", "drug_a", "drug_b"):
+            drug = reference.find(canonical[key]) if isinstance(canonical.get(key), str) else None
+            if drug is not None:
+                canonical[key] = drug.name
+        if name in PAIR_TOOLS and canonical.get("drug_b", "") < canonical.get("drug_a", ""):
+            canonical["drug_a"], canonical["drug_b"] = canonical["drug_b"], canonical["drug_a"]
+        if name == "recommend_alternative" and isinstance(canonical.get("indication"), str):
+            canonical["indication"] = reference.canonical_indication(canonical["indication"])
+        return canonical
+
+    def patient_facts(self, db: DrugInteractionDB, task: Task) -> PatientFacts | None:  # type: ignore[override]
+        patient = db.patients.get(task.patient_id) if task.patient_id else None
+        if patient is None:
+            return None
+        active, _ = db.active_medications(patient.patient_id)
+        raised = {c.drug for c in db.dose_changes if c.patient_id == patient.patient_id and c.raises_daily_dose}
+        latest = {}
+        for result in sorted(patient.labs, key=lambda r: r.time):
+            if result.value is not None:
+                name = normalize(result.test)
+                latest[LAB_KEYS.get(name, name.replace(" ", "_"))] = result
+        return PatientFacts(
+            patient_id=patient.patient_id, age=patient.age, sex=patient.sex, pregnant=patient.pregnant,
+            gestation_weeks=patient.gestation_weeks, weight_kg=patient.weight_kg,
+            allergies=[AllergyFact(substance=a.substance, severity=a.severity, reaction=a.reaction)
+                       for a in patient.allergies],
+            # medicines started or raised this encounter are reported as prescriptions (clinical_actions)
+            medications=[m.drug for m in active if m.status != "started this encounter" and m.drug not in raised],
+            conditions=patient.conditions,
+            labs={k: r.value for k, r in latest.items()}, lab_flags={k: r.flag for k, r in latest.items()})
+
+    def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
+        pid = self.task.patient_id
+        # one record per successful change_dose call of this episode, in call order
+        changes = iter(self.db.dose_changes[len(self.base_db.dose_changes):])
+        prescriptions, notes = [], []
+        for call in calls:
+            if not call.ok:
+                continue
+            args = call.arguments
+            change = next(changes) if call.name == "change_dose" else None
+            if args.get("patient_id") != pid:
+                continue
+            if call.name == "prescribe":
+                prescriptions.append(_prescription(Regimen(dose=args["dose"], unit=args["unit"],
+                                                           frequency=args["frequency"], route=args["route"]),
+                                                   args["drug"], call.index))
+            elif change is not None and change.raises_daily_dose:
+                prescriptions.append(_prescription(change.new, change.drug, call.index))
+            elif call.name == "record_interaction_alert":
+                notes.append(Act(text=f"{args['drug_a']} with {args['drug_b']}: {args['severity']} interaction. "
+                                      f"{args['action']}", call_index=call.index))
+        return ClinicalActions(prescriptions=prescriptions, notes=notes)
+
+
+def _prescription(regimen: Regimen, drug: str, call_index: int) -> Prescription:
+    factor = MG_PER_UNIT.get(regimen.unit)
+    return Prescription(drug=drug, dose_mg=None if factor is None else regimen.dose * factor,
+                        doses_per_day=DOSES_PER_DAY[regimen.frequency], frequency=regimen.frequency,
+                        route=regimen.route, call_index=call_index)
+
+
+def get_environment(db: DrugInteractionDB | None = None, **kwargs: Any) -> DrugInteractionEnv:
+    """A DrugInteraction environment over ``db`` (default: the bundled database); ``kwargs`` go to the env."""
+    return DrugInteractionEnv(db=db, **kwargs)
