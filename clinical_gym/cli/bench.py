@@ -1,0 +1,122 @@
+"""``clinical-gym bench``: run agents on environments and write results, a report and plots; ``bench show`` prints one
+episode; ``bench compare`` prints per-metric differences of two runs with confidence intervals.
+
+    clinical-gym bench --env ID[,ID...]|all --agent SPEC[,SPEC...] [--cases SET] [--split test] [--episodes N]
+                       [--seed S] --out DIR
+    clinical-gym bench show DIR --episode K [--env ID] [--agent LABEL]
+    clinical-gym bench compare DIR1 DIR2
+
+The benchmark code lives in the ``benchmarks`` package (imported when a command runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from clinical_gym.cli.errors import CLIError
+
+AGENT_HELP = ("agent specs, comma-separated: random, baseline (each env's rule-based agent), oracle, "
+              "transformers:PATH, openai:MODEL, checkpoint:PATH; LABEL=SPEC names one")
+
+
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise argparse.ArgumentTypeError(f"not JSON: {e.msg}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return value
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    missing = [flag for flag, value in (("--env", args.env), ("--agent", args.agent), ("--out", args.out)) if not value]
+    if missing:
+        raise CLIError(f"bench needs {', '.join(missing)} (or use 'bench show' / 'bench compare')")
+    from benchmarks.report import overview_table
+    from benchmarks.runner import BenchConfig, run_bench
+    from benchmarks.summary import Summary
+
+    try:
+        config = BenchConfig(envs=args.env, agents=args.agent, out=Path(args.out), cases=args.cases,
+                             split=None if args.split == "all" else args.split, episodes=args.episodes,
+                             seed=args.seed, batch_size=args.batch_size, timeout_s=args.timeout,
+                             max_turn_tokens=args.max_turn_tokens, max_episode_tokens=args.max_episode_tokens,
+                             temperature=args.temperature, env_kwargs=args.env_kwargs, judge=args.judge,
+                             judge_base_url=args.judge_base_url, base_url=args.base_url, base_model=args.base_model,
+                             progress=not args.no_progress)
+        report = run_bench(config)
+    except (ValueError, TypeError, OSError, ImportError) as e:
+        raise CLIError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+    summary = Summary.model_validate_json((report.parent / "summary.json").read_text(encoding="utf-8"))
+    print(overview_table(summary))
+    print(f"\nreport: {report}\nplots:  {report.parent / 'plots'}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from benchmarks.records import read_records
+    from benchmarks.transcript import find_episode, format_episode
+
+    records = read_records(Path(args.dir))
+    if not records:
+        raise CLIError(f"no results in {args.dir} (expected {Path(args.dir) / 'results.jsonl'})")
+    try:
+        print(format_episode(find_episode(records, args.episode, args.env, args.agent)))
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from benchmarks.compare import compare_runs
+
+    for folder in (args.first, args.second):
+        if not (Path(folder) / "results.jsonl").is_file():
+            raise CLIError(f"no results in {folder} (expected {Path(folder) / 'results.jsonl'})")
+    try:
+        print(compare_runs(Path(args.first), Path(args.second)))
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    bench = sub.add_parser("bench", help="benchmark agents on environments (results, report, plots)",
+                           description="Benchmark agents on environments: results.jsonl, summary.json, report.md and "
+                                       "plots in --out. Rerunning into the same --out resumes.")
+    bench.add_argument("--env", help="environment ids, comma-separated, or 'all'")
+    bench.add_argument("--agent", help=AGENT_HELP)
+    bench.add_argument("--cases", help="case set or file for ClinicalInquiry/DiagnosticWorkup (generated:common:N "
+                                       "generates N), or a task file for tool domains (default: each env's own)")
+    bench.add_argument("--split", default="test", choices=("test", "train", "all"), help="case split (default test)")
+    bench.add_argument("--episodes", type=int, help="episodes per agent and env (default: each case or task once)")
+    bench.add_argument("--seed", type=int, default=0, help="decides the episodes and sampling (default 0)")
+    bench.add_argument("--out", help="results folder")
+    bench.add_argument("--batch-size", type=int, default=16, help="episodes played at once (default 16)")
+    bench.add_argument("--timeout", type=float, default=600.0,
+                       help="seconds one generation call may take before its episodes fail (default 600)")
+    bench.add_argument("--max-turn-tokens", type=int, default=256, help="model agents: tokens per reply (default 256)")
+    bench.add_argument("--max-episode-tokens", type=int, default=4096,
+                       help="model agents: tokens per episode (default 4096)")
+    bench.add_argument("--temperature", type=float, default=0.0, help="model agents: sampling temperature (0 greedy)")
+    bench.add_argument("--env-kwargs", type=_json_object, default={}, help="gym.make arguments, a JSON object")
+    bench.add_argument("--judge", help="model name of an LLM judge (OpenAI-compatible) for ClinicalInquiry scores")
+    bench.add_argument("--judge-base-url", help="the judge's endpoint (default: OPENAI_BASE_URL)")
+    bench.add_argument("--base-url", help="endpoint of openai: agents (default: OPENAI_BASE_URL)")
+    bench.add_argument("--base-model", help="base model of a LoRA checkpoint (default: the one its adapter names)")
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    bench.set_defaults(func=cmd_bench)
+    actions = bench.add_subparsers(dest="bench_action", parser_class=type(bench))
+    show = actions.add_parser("show", help="print one episode's transcript")
+    show.add_argument("dir", help="results folder")
+    show.add_argument("--episode", type=int, required=True, help="episode index")
+    show.add_argument("--env", help="environment id (when the folder has several)")
+    show.add_argument("--agent", help="agent label (when the folder has several)")
+    show.set_defaults(func=cmd_show)
+    compare = actions.add_parser("compare", help="per-metric differences of two runs, with confidence intervals")
+    compare.add_argument("first", help="results folder")
+    compare.add_argument("second", help="results folder")
+    compare.set_defaults(func=cmd_compare)
