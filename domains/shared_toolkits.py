@@ -9,6 +9,8 @@ no knowledge tools.
 
 from __future__ import annotations
 
+import threading
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, Union
 
 from knowledge_base import KnowledgeTools, open_bundled
@@ -21,16 +23,21 @@ if TYPE_CHECKING:
 KnowledgeSource = Union["PassageSearch", Literal["bundled"], None]
 
 
-class BundledIndexOnDemand:
-    """The bundled knowledge base, opened on first use (a ``PassageSearch``)."""
+_OPEN_LOCK = threading.Lock()
 
-    def __init__(self) -> None:
-        self._index: PassageSearch | None = None
+
+@lru_cache(maxsize=1)
+def _bundled_index() -> PassageSearch:
+    return open_bundled()
+
+
+class BundledIndexOnDemand:
+    """The bundled knowledge base, opened on first use (a ``PassageSearch``); one index per process, shared by every
+    env (searches are thread-safe; the first open is serialised, so threads never load it twice at once)."""
 
     def _open(self) -> PassageSearch:
-        if self._index is None:
-            self._index = open_bundled()
-        return self._index
+        with _OPEN_LOCK:
+            return _bundled_index()
 
     def search(self, query: str, k: int = 5, category: str | None = None) -> list[SearchHit]:
         return self._open().search(query, k, category)

@@ -1,8 +1,8 @@
 """``clinical-gym bench``: run agents on environments and write results, a report and plots; ``bench show`` prints one
 episode; ``bench compare`` prints per-metric differences of two runs with confidence intervals.
 
-    clinical-gym bench --env ID[,ID...]|all --agent SPEC[,SPEC...] [--cases SET] [--split test] [--episodes N]
-                       [--seed S] --out DIR
+    clinical-gym bench --env ID[,ID...]|all --agent SPEC[,SPEC...] [--cases SET] [--tasks FILE] [--split test]
+                       [--episodes N] [--seed S] --out DIR
     clinical-gym bench show DIR --episode K [--env ID] [--agent LABEL]
     clinical-gym bench compare DIR1 DIR2
 
@@ -40,7 +40,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from benchmarks.summary import Summary
 
     try:
-        config = BenchConfig(envs=args.env, agents=args.agent, out=Path(args.out), cases=args.cases,
+        config = BenchConfig(envs=args.env, agents=args.agent, out=Path(args.out), cases=args.cases, tasks=args.tasks,
                              split=None if args.split == "all" else args.split, episodes=args.episodes,
                              seed=args.seed, batch_size=args.batch_size, timeout_s=args.timeout,
                              max_turn_tokens=args.max_turn_tokens, max_episode_tokens=args.max_episode_tokens,
@@ -89,8 +89,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                                        "plots in --out. Rerunning into the same --out resumes.")
     bench.add_argument("--env", help="environment ids, comma-separated, or 'all'")
     bench.add_argument("--agent", help=AGENT_HELP)
-    bench.add_argument("--cases", help="case set or file for ClinicalInquiry/DiagnosticWorkup (generated:common:N "
-                                       "generates N), or a task file for tool domains (default: each env's own)")
+    bench.add_argument("--cases", help="case set or file for ClinicalInquiry/DiagnosticWorkup, e.g. library or "
+                                       "generated:common:N (N patients; default: the library)")
+    bench.add_argument("--tasks", help="task file (JSON) for the tool domains (default: each domain's own)")
     bench.add_argument("--split", default="test", choices=("test", "train", "all"), help="case split (default test)")
     bench.add_argument("--episodes", type=int, help="episodes per agent and env (default: each case or task once)")
     bench.add_argument("--seed", type=int, default=0, help="decides the episodes and sampling (default 0)")

@@ -3,6 +3,16 @@
 A ``Policy`` continues a batch of conversations; a ``RolloutCollector`` runs many environments at once, batching
 generation across live episodes, and returns ``Trajectory`` records (token ids, loss masks, logprobs, rewards,
 outcome). ``TransformersPolicy`` and ``VLLMPolicy`` load on first use, so importing this package imports no torch.
+
+    import gymnasium as gym
+    from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, TransformersPolicy
+
+    policy = TransformersPolicy(model, tokenizer, temperature=1.0)
+    collector = RolloutCollector(policy, lambda: gym.make("ClinicalInquiry-v0"), tokenizer, num_envs=16,
+                                 limits=RolloutLimits(max_turn_tokens=256, max_episode_tokens=4096))
+    group = collector.collect([EpisodeSpec(seed=s, options={"case_id": "dig-appendicitis-01"}, group=0)
+                               for s in range(8)], seed=0)
+    ids, mask = group[0].token_ids(), group[0].loss_mask()      # mask is 1 exactly on generated tokens
 """
 
 from __future__ import annotations

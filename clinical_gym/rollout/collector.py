@@ -123,7 +123,8 @@ class RolloutCollector:
                     continue
                 prompts = [self._prompt(e) for e in live]
                 began = time.perf_counter()
-                generations = self.policy.generate(prompts, seed=None if seed is None else _round_seed(seed, stats.rounds))
+                round_seed = None if seed is None else _round_seed(seed, stats.rounds)
+                generations = self.policy.generate(prompts, seed=round_seed)
                 stats.generate_s += time.perf_counter() - began
                 stats.rounds += 1
                 if len(generations) != len(prompts):
@@ -149,7 +150,8 @@ class RolloutCollector:
         obs, info = env.reset(seed=spec.seed, options=dict(spec.options) if spec.options else None)
         self.last_stats.env_s += time.perf_counter() - began
         system = info.get("system_prompt")
-        messages = ([{"role": "system", "content": system}] if system is not None else []) + [{"role": "user", "content": obs}]
+        messages = [{"role": "system", "content": system}] if system is not None else []
+        messages.append({"role": "user", "content": obs})
         case = getattr(env.unwrapped, "case", None)
         case_id = (spec.options or {}).get("case_id") or getattr(case, "id", None)
         trajectory = Trajectory(opening_ids=[], messages=messages, seed=spec.seed, group=spec.group, case_id=case_id)
@@ -171,6 +173,9 @@ class RolloutCollector:
     def _advance(self, episode: _Episode, prompt: Prompt, generation: Generation) -> bool:
         """Record the reply, step the environment, append its reply's tokens; False when the episode is over."""
         trajectory, generated = episode.trajectory, list(generation.token_ids)
+        if episode.chat is not None and not generated:
+            raise ValueError("the policy returned no token ids; a text-only policy needs a collector without a "
+                             "tokenizer (text mode)")
         cut = None
         if generation.finish_reason == "length":
             cut = "turn_tokens" if prompt.max_new_tokens >= self.limits.max_turn_tokens else "episode_tokens"

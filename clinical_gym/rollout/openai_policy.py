@@ -47,7 +47,8 @@ class OpenAICompatPolicy:
 
     def _one(self, prompt: Prompt, seed: int | None) -> Generation:
         if prompt.token_ids is not None:
-            payload: dict[str, Any] = {"prompt": list(prompt.token_ids), "logprobs": 1, "return_tokens_as_token_ids": True}
+            payload: dict[str, Any] = {"prompt": list(prompt.token_ids), "logprobs": 1,
+                                       "return_tokens_as_token_ids": True}
             path, extract = "completions", _completion_generation
         else:
             payload = {"messages": [dict(m) for m in prompt.messages]}

@@ -30,5 +30,6 @@ class ScriptedPolicy:
         ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
         if len(ids) > prompt.max_new_tokens:
             ids = ids[:prompt.max_new_tokens]
-            return Generation(self.tokenizer.decode(ids, skip_special_tokens=True), tuple(ids), (0.0,) * len(ids), "length")
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            return Generation(text, tuple(ids), (0.0,) * len(ids), "length")
         return Generation(text, tuple(ids), (0.0,) * len(ids), "stop")

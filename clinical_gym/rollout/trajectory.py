@@ -123,5 +123,5 @@ class Trajectory:
         return None if self.outcome is None else bool(self.outcome.get("success"))
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready copy (for rollout dumps)."""
+        """A copy as plain dicts and lists (for rollout dumps)."""
         return asdict(self)

@@ -101,16 +101,22 @@ class TransformersPolicy:
         if self.temperature == 0:
             token = logits.argmax(-1)
             return token, torch.log_softmax(logits, -1).gather(-1, token[:, None]).squeeze(-1)
-        scaled = logits / self.temperature
+        scaled = logits / self.temperature if self.temperature != 1 else logits
         logprobs = torch.log_softmax(scaled, -1)
-        if self.top_k:
-            kth = scaled.topk(min(self.top_k, scaled.shape[-1]), dim=-1).values[:, -1:]
-            scaled = scaled.masked_fill(scaled < kth, float("-inf"))
-        if self.top_p < 1:
-            ordered, order = scaled.sort(dim=-1, descending=True)
-            before = ordered.softmax(-1).cumsum(-1) - ordered.softmax(-1)
-            scaled = scaled.scatter(-1, order, ordered.masked_fill(before >= self.top_p, float("-inf")))
-        token = torch.multinomial(scaled.softmax(-1), 1, generator=generator).squeeze(-1)
+        if self.top_k or self.top_p < 1:
+            if self.top_k:
+                kth = scaled.topk(min(self.top_k, scaled.shape[-1]), dim=-1).values[:, -1:]
+                scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+            if self.top_p < 1:
+                ordered, order = scaled.sort(dim=-1, descending=True)
+                before = ordered.softmax(-1).cumsum(-1) - ordered.softmax(-1)
+                scaled = scaled.scatter(-1, order, ordered.masked_fill(before >= self.top_p, float("-inf")))
+            probs = scaled.softmax(-1)
+        else:
+            probs = logprobs.exp()
+        # a sample from probs: the argmax of probs / Exp(1) noise (much faster than torch.multinomial on CPU)
+        noise = torch.empty_like(probs).exponential_(1.0, generator=generator)
+        token = (probs / noise).argmax(-1)
         return token, logprobs.gather(-1, token[:, None]).squeeze(-1)
 
     def _generation(self, tokens: list[int], logprobs: list[float]) -> Generation:

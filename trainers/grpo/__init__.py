@@ -1,0 +1,1 @@
+"""GRPO (group-relative policy optimisation) with DAPO's clip-higher and dynamic sampling; see README.md."""

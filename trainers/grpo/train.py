@@ -1,0 +1,294 @@
+"""GRPO on any clinical-gym environment, CleanRL-style: ``main(cfg)`` reads top to bottom, from seeding through
+rollouts, advantages, the loss and the update to logging and checkpoints.
+
+Paper, equations (Eq. 1-5 below) and deviations: trainers/grpo/README.md.
+
+    clinical-gym train grpo --env ClinicalInquiry-v0 --model PATH --lora-r 8 [--config FILE.yaml] [--resume]
+    python -m trainers.grpo.train --env ClinicalInquiry-v0 --model PATH ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from clinical_gym.rollout import EpisodeSpec, Policy, RolloutCollector, RolloutLimits, Trajectory
+from clinical_gym.rollout.selection import choose_engine
+from trainers.common import runtime
+from trainers.common.batch import TokenBatch, pack
+from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from trainers.common.config_cli import add_config_arguments, config_from_args
+from trainers.common.logprobs import token_logprobs
+from trainers.common.losses import k3_kl, token_weights
+from trainers.common.metrics_log import MetricsLog
+from trainers.common.model import Reference, eval_mode, load_model, prepare_model
+from trainers.common.monitors import env_domain, env_metrics, rollout_metrics
+from trainers.common.optim import make_optimizer, make_scheduler
+from trainers.common.sampler import CaseSampler
+from trainers.grpo.config import GRPOConfig
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# GRPO logic
+# ---------------------------------------------------------------------------------------------------------------
+def group_advantages(rewards: torch.Tensor, scale: bool, eps: float) -> torch.Tensor:
+    """Advantages [groups, G] from rewards [groups, G]."""
+    # Eq. 1: group-relative advantage  Â_i = (r_i − mean_j r_j) / (std_j r_j + ε)   (std: sample std, Bessel)
+    centred = rewards - rewards.mean(dim=1, keepdim=True)
+    return centred / (rewards.std(dim=1, keepdim=True) + eps) if scale else centred
+
+
+def grpo_token_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, ref_logprobs: torch.Tensor | None,
+                    advantages: torch.Tensor, cfg: GRPOConfig) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Per-token loss [N, T] (to be aggregated with Eq. 5 weights) and per-token diagnostics."""
+    # Eq. 2: importance ratio  ρ_t = π_θ(o_t | q, o_<t) / π_θ_old(o_t | q, o_<t)
+    ratio = torch.exp(logprobs - old_logprobs)
+    advantage = advantages[:, None]
+    # Eq. 3: clipped surrogate with DAPO's clip-higher  min(ρ_t Â, clip(ρ_t, 1 − ε_low, 1 + ε_high) Â)
+    unclipped = ratio * advantage
+    clipped = ratio.clamp(1 - cfg.epsilon_low, 1 + cfg.epsilon_high) * advantage
+    loss = -torch.minimum(unclipped, clipped)
+    parts = {"ratio": ratio.detach(), "clipped": (clipped < unclipped).float()}
+    if ref_logprobs is not None:
+        # Eq. 4: k3 estimator of KL(π_θ ‖ π_ref)  exp(r − l) − (r − l) − 1,  weighted by β in the loss
+        kl = k3_kl(logprobs, ref_logprobs)
+        parts["kl"] = kl.detach()
+        if cfg.beta > 0:
+            loss = loss + cfg.beta * kl
+    return loss, parts
+
+
+def collect_groups(collector: RolloutCollector, sampler: CaseSampler, cfg: GRPOConfig, step: int,
+                   accelerator: Any) -> tuple[list[list[Trajectory]], list[list[Trajectory]], int]:
+    """Groups to train on, every group collected, and the refill rounds used. Each group is G rollouts of one case
+    (``reset(seed=..., options={"case_id": ...})`` with per-rollout seeds). With dynamic sampling (DAPO), groups
+    whose rewards are all equal are dropped and new cases collected, at most ``max_refill_rounds`` more times."""
+    kept: list[list[Trajectory]] = []
+    seen: list[list[Trajectory]] = []
+    rounds = 1 + (cfg.max_refill_rounds if cfg.dynamic_sampling else 0)
+    for round_index in range(rounds):
+        cases = sampler.next(cfg.groups_per_step - len(kept))
+        seeds = np.random.SeedSequence([cfg.seed, accelerator.process_index, step, round_index])
+        episode_seeds = seeds.generate_state(len(cases) * cfg.group_size + 1, dtype=np.uint32).tolist()
+        specs = [EpisodeSpec(seed=episode_seeds[i * cfg.group_size + g], options={"case_id": case}, group=len(seen) + i)
+                 for i, case in enumerate(cases) for g in range(cfg.group_size)]
+        trajectories = collector.collect(specs, seed=episode_seeds[-1])
+        groups = [trajectories[i:i + cfg.group_size] for i in range(0, len(trajectories), cfg.group_size)]
+        seen += groups
+        kept += [g for g in groups if not cfg.dynamic_sampling or len({t.reward for t in g}) > 1]
+        if _fewest(accelerator, len(kept)) >= cfg.groups_per_step:
+            break
+    usable = _fewest(accelerator, len(kept))  # every process must run the same number of backward passes
+    return (kept[:usable] if usable else seen[:cfg.groups_per_step]), seen, round_index
+
+
+def add_old_and_ref_logprobs(model: Any, reference: Reference, batch: TokenBatch, cfg: GRPOConfig) -> TokenBatch:
+    """The batch with π_ref logprobs (when a reference exists) and, when updates go off-policy (several
+    minibatches or iterations), π_θ_old logprobs: the policy before this step's updates. Computed without dropout;
+    on-policy updates use the current logprobs, detached, as π_θ_old."""
+    off_policy = cfg.num_iterations > 1 or cfg.num_minibatches > 1
+    olds, refs = [], []
+    with eval_mode(model), torch.no_grad():
+        for start in range(0, len(batch), cfg.micro_batch_size):
+            rows = batch.select(range(start, min(start + cfg.micro_batch_size, len(batch))))
+            pad = (0, batch.loss_mask.shape[1] - rows.loss_mask.shape[1])
+            args = (rows.input_ids, rows.attention_mask, rows.loss_mask)
+            if off_policy:
+                olds.append(torch.nn.functional.pad(token_logprobs(model, *args, cfg.temperature), pad))
+            if reference.available:
+                refs.append(torch.nn.functional.pad(reference.logprobs(model, *args, cfg.temperature), pad))
+    batch.old_logprobs = torch.cat(olds) if olds else None
+    batch.ref_logprobs = torch.cat(refs) if refs else None
+    return batch
+
+
+def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, optimizer: Any, scheduler: Any,
+           generator: torch.Generator) -> dict[str, float]:
+    """``num_iterations`` passes over the batch, each split into ``num_minibatches`` optimizer steps; micro-batches
+    accumulate gradients. Returns the update's loss statistics, and the gap between the rollout's sampling
+    logprobs and π_θ_old's (near 0 unless tokens or numerics drift between generation and training)."""
+    sums: dict[str, float] = defaultdict(float)
+    grad_norms: list[float] = []
+    constant = cfg.loss_constant or cfg.max_episode_tokens
+    for iteration in range(cfg.num_iterations):
+        order = torch.randperm(len(batch), generator=generator)
+        for minibatch_rows in order.tensor_split(cfg.num_minibatches):
+            minibatch = batch.select(minibatch_rows)
+            # Eq. 5: aggregation weights (token-mean, sequence-mean or the Dr. GRPO constant) over the minibatch
+            weights = token_weights(minibatch.loss_mask, cfg.loss_aggregation, constant,
+                                    total_tokens=float(accelerator.reduce(minibatch.loss_mask.sum(), "sum")),
+                                    total_sequences=float(accelerator.reduce(
+                                        torch.tensor(float(len(minibatch)), device=accelerator.device), "sum")))
+            optimizer.zero_grad(set_to_none=True)
+            starts = range(0, len(minibatch), cfg.micro_batch_size)
+            for start in starts:
+                rows = list(range(start, min(start + cfg.micro_batch_size, len(minibatch))))
+                micro = minibatch.select(rows)
+                mask = micro.loss_mask
+                logprobs = token_logprobs(model, micro.input_ids, micro.attention_mask, mask, cfg.temperature)
+                old = micro.old_logprobs if micro.old_logprobs is not None else logprobs.detach()
+                per_token, parts = grpo_token_loss(logprobs, old, micro.ref_logprobs, micro.advantages, cfg)
+                # DDP averages gradients over processes; the weights already divide by the global total
+                loss = (per_token * weights[rows, :mask.shape[1]]).sum() * accelerator.num_processes
+                with nullcontext() if start == starts[-1] else accelerator.no_sync(model):
+                    accelerator.backward(loss)
+                sums["loss"] += loss.item() / accelerator.num_processes
+                sums["tokens"] += float(mask.sum())
+                for name, value in parts.items():
+                    sums[name] += float((value * mask).sum())
+                if iteration == 0:
+                    sums["gap"] += float(((micro.sample_logprobs - old).abs() * mask).sum())
+            norm_cap = cfg.max_grad_norm if cfg.max_grad_norm > 0 else float("inf")
+            grad_norms.append(float(accelerator.clip_grad_norm_(model.parameters(), norm_cap)))
+            optimizer.step()
+            scheduler.step()
+    tokens = max(sums["tokens"], 1.0)
+    return {"losses/policy_loss": sums["loss"] / (cfg.num_iterations * cfg.num_minibatches),
+            "losses/kl_ref": sums["kl"] / tokens if batch.ref_logprobs is not None else float("nan"),
+            "losses/clip_fraction": sums["clipped"] / tokens,
+            "losses/ratio_mean": sums["ratio"] / tokens,
+            "losses/grad_norm": float(np.mean(grad_norms)),
+            "rollout/logprob_gap": sums["gap"] * cfg.num_iterations / tokens}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the run
+# ---------------------------------------------------------------------------------------------------------------
+def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, model: Any | None = None,
+         tokenizer: Any | None = None) -> dict[str, float]:
+    """Train with GRPO and return the last step's metrics.
+
+    ``env_factory`` replaces ``gym.make(cfg.env, **cfg.env_kwargs)``; ``model`` and ``tokenizer`` replace loading
+    ``cfg.model`` (a model that already has a LoRA adapter keeps it; without one, ``prepare_model`` adds it in
+    place). Settings are checked before anything loads.
+    """
+    runtime.check_run(cfg, custom_env=env_factory is not None, custom_model=model is not None)
+    if (model is None) != (tokenizer is None):
+        raise ValueError("pass model and tokenizer together, or neither")
+    if cfg.torch_threads:
+        torch.set_num_threads(cfg.torch_threads)
+
+    # -- seeding and devices ------------------------------------------------------------------------------------
+    from accelerate.utils import set_seed
+
+    accelerator = runtime.make_accelerator(cfg)
+    set_seed(cfg.seed)
+
+    # -- environments and the case order --------------------------------------------------------------------------
+    make_env = env_factory or runtime.env_factory(cfg.env, cfg.env_kwargs)
+    probe = make_env()
+    sampler = CaseSampler([c.id for c in probe.unwrapped.cases], cfg.seed, accelerator.process_index,
+                          accelerator.num_processes)
+    probe.close()
+
+    # -- policy, reference, optimizer -----------------------------------------------------------------------------
+    if model is None:
+        model, tokenizer = load_model(cfg)
+    model = prepare_model(model, cfg)
+    optimizer = make_optimizer(model, cfg)
+    scheduler = make_scheduler(optimizer, cfg, cfg.total_steps * cfg.num_iterations * cfg.num_minibatches)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    policy_model = accelerator.unwrap_model(model)
+    reference = Reference(policy_model, needed=cfg.beta > 0 or cfg.ref_kl_monitor)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+    # -- resume ---------------------------------------------------------------------------------------------------
+    checkpoints = Path(cfg.output_dir) / "checkpoints"
+    start_step = 0
+    if cfg.resume and (found := latest_checkpoint(checkpoints)) is not None:
+        state = load_checkpoint(found, accelerator=accelerator, model=model, optimizer=optimizer, scheduler=scheduler)
+        start_step = int(state["step"])
+        sampler.load_state_dict(state["sampler"])
+        accelerator.print(f"resumed from {found} (step {start_step})")
+
+    # -- rollouts -------------------------------------------------------------------------------------------------
+    policy = generation_policy(cfg, policy_model, tokenizer)
+    limits = RolloutLimits(cfg.max_turn_tokens, cfg.max_episode_tokens, cfg.max_turns)
+    collector = RolloutCollector(policy, make_env, tokenizer, limits=limits, num_envs=cfg.num_envs)
+    log = MetricsLog(cfg.output_dir, accelerator, cfg.total_steps, start_step, cfg.progress)
+    domain = env_domain(cfg.env)
+    metrics: dict[str, float] = {}
+
+    for step in range(start_step + 1, cfg.total_steps + 1):
+        began = time.perf_counter()
+        # 1. rollouts: G per case, zero-variance groups dropped and refilled (dynamic sampling)
+        groups, seen, refills = collect_groups(collector, sampler, cfg, step, accelerator)
+        trajectories = [t for group in groups for t in group]
+        rollout_s = time.perf_counter() - began
+
+        # 2. group-relative advantages (Eq. 1), one per episode, shared by its generated tokens
+        rewards = torch.tensor([[t.reward for t in group] for group in groups], dtype=torch.float)
+        advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon).flatten()
+
+        # 3. tokens with environment tokens masked; reference (and, for off-policy updates, old-policy) logprobs
+        batch = pack(trajectories, advantages.tolist(), pad_id).to(accelerator.device)
+        batch = add_old_and_ref_logprobs(policy_model, reference, batch, cfg)
+
+        # 4. clipped-surrogate updates (Eq. 2-5)
+        generator = torch.Generator().manual_seed(int(np.random.SeedSequence([cfg.seed, step]).generate_state(1)[0]))
+        losses = update(model, batch, cfg, accelerator, optimizer, scheduler, generator)
+        if hasattr(policy, "sync_weights"):
+            policy.sync_weights(policy_model)
+
+        # 5. metrics and checkpoint
+        all_seen = [t for group in seen for t in group]
+        metrics = {**rollout_metrics(all_seen), **env_metrics(all_seen, domain), **losses,
+                   "rollout/kept_groups": float(len(groups)), "rollout/refill_rounds": float(refills),
+                   "charts/learning_rate": float(scheduler.get_last_lr()[0]),
+                   "charts/rollout_s": rollout_s, "charts/step_s": time.perf_counter() - began}
+        log.log(step, metrics)
+        if step % cfg.save_every == 0 or step == cfg.total_steps:
+            save_checkpoint(checkpoints, step, accelerator=accelerator, model=model, optimizer=optimizer,
+                            scheduler=scheduler, state={"sampler": sampler.state_dict()}, tokenizer=tokenizer,
+                            keep=cfg.keep_checkpoints)
+    log.close()
+    return metrics
+
+
+def generation_policy(cfg: GRPOConfig, model: Any, tokenizer: Any) -> Policy:
+    """The rollout policy: the training model itself (transformers), or a vLLM engine kept in sync with it."""
+    if choose_engine(cfg.generation_engine) == "vllm":
+        from clinical_gym.rollout.vllm_policy import VLLMPolicy
+
+        policy = VLLMPolicy(cfg.model, temperature=cfg.temperature, top_p=cfg.top_p,
+                            gpu_memory_utilization=cfg.vllm_gpu_memory_utilization)
+        policy.sync_weights(model)
+        return policy
+    from clinical_gym.rollout.transformers_policy import TransformersPolicy
+
+    return TransformersPolicy(model, tokenizer, temperature=cfg.temperature, top_p=cfg.top_p)
+
+
+def _fewest(accelerator: Any, count: int) -> int:
+    """The smallest ``count`` over all processes."""
+    if accelerator.num_processes == 1:
+        return count
+    return int(accelerator.gather(torch.tensor([count], device=accelerator.device)).min())
+
+
+def cli(argv: Sequence[str] | None = None) -> int:
+    """``python -m trainers.grpo.train``: flags from ``GRPOConfig``; bad settings exit 2 with one line."""
+    parser = argparse.ArgumentParser(prog="python -m trainers.grpo.train", description=__doc__.splitlines()[0])
+    add_config_arguments(parser, GRPOConfig)
+    try:
+        cfg = config_from_args(GRPOConfig, parser.parse_args(argv))
+        runtime.check_run(cfg)
+    except (ValueError, TypeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    main(cfg)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(cli())
