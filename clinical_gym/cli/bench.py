@@ -35,9 +35,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     missing = [flag for flag, value in (("--env", args.env), ("--agent", args.agent), ("--out", args.out)) if not value]
     if missing:
         raise CLIError(f"bench needs {', '.join(missing)} (or use 'bench show' / 'bench compare')")
-    from benchmarks.report import overview_table
+    from benchmarks.report import PLOTS_DIR, overview_table, read_summary
     from benchmarks.runner import BenchConfig, run_bench
-    from benchmarks.summary import Summary
 
     try:
         config = BenchConfig(envs=args.env, agents=args.agent, out=Path(args.out), cases=args.cases, tasks=args.tasks,
@@ -50,19 +49,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         report = run_bench(config)
     except (ValueError, TypeError, OSError, ImportError) as e:
         raise CLIError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
-    summary = Summary.model_validate_json((report.parent / "summary.json").read_text(encoding="utf-8"))
-    print(overview_table(summary))
-    print(f"\nreport: {report}\nplots:  {report.parent / 'plots'}")
+    print(overview_table(read_summary(report.parent)))
+    print(f"\nreport: {report}\nplots:  {report.parent / PLOTS_DIR}")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from benchmarks.records import read_records
+    from benchmarks.records import RESULTS_FILE, read_records
     from benchmarks.transcript import find_episode, format_episode
 
     records = read_records(Path(args.dir))
     if not records:
-        raise CLIError(f"no results in {args.dir} (expected {Path(args.dir) / 'results.jsonl'})")
+        raise CLIError(f"no results in {args.dir} (expected {Path(args.dir) / RESULTS_FILE})")
     try:
         print(format_episode(find_episode(records, args.episode, args.env, args.agent)))
     except ValueError as e:
@@ -72,10 +70,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from benchmarks.compare import compare_runs
+    from benchmarks.records import RESULTS_FILE
 
     for folder in (args.first, args.second):
-        if not (Path(folder) / "results.jsonl").is_file():
-            raise CLIError(f"no results in {folder} (expected {Path(folder) / 'results.jsonl'})")
+        if not (Path(folder) / RESULTS_FILE).is_file():
+            raise CLIError(f"no results in {folder} (expected {Path(folder) / RESULTS_FILE})")
     try:
         print(compare_runs(Path(args.first), Path(args.second)))
     except ValueError as e:
