@@ -10,6 +10,7 @@ no knowledge tools.
 from __future__ import annotations
 
 import threading
+from importlib import resources
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, Union
 
@@ -55,6 +56,21 @@ class KnowledgeToolkit(Toolkit, KnowledgeTools):
     search_knowledge = tool(kind=ToolKind.READ)(KnowledgeTools.search_knowledge)
     get_passage = tool(kind=ToolKind.READ)(KnowledgeTools.get_passage)
     search_by_category = tool(kind=ToolKind.READ)(KnowledgeTools.search_by_category)
+
+
+class BundledDomain:
+    """Mixin for a bundled tool domain (list it before ``ToolDomainEnv``): the system prompt's policy is the
+    ``policy.md`` of the env's package, and the shared toolkits search ``self.knowledge``."""
+
+    knowledge: KnowledgeSource = "bundled"
+
+    @classmethod
+    def policy_text(cls) -> str:
+        package = cls.__module__.rpartition(".")[0]
+        return (resources.files(package) / "policy.md").read_text(encoding="utf-8")
+
+    def shared_toolkits(self) -> list[Toolkit]:
+        return shared_toolkits(self.knowledge)
 
 
 def shared_toolkits(knowledge: KnowledgeSource = "bundled") -> list[Toolkit]:

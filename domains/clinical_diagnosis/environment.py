@@ -23,7 +23,7 @@ from clinical_gym.tool_env import ToolDomainEnv
 from clinical_gym.tool_tasks import Task, load_tasks, select_split
 from domains.clinical_diagnosis.data_model import DOSES_PER_DAY, MG_PER_UNIT, ClinicalDiagnosisDB
 from domains.clinical_diagnosis.tools import ClinicalDiagnosisTools
-from domains.shared_toolkits import KnowledgeSource, shared_toolkits
+from domains.shared_toolkits import BundledDomain, KnowledgeSource
 from tools import Toolkit
 
 DATA = resources.files("domains.clinical_diagnosis") / "data"
@@ -61,7 +61,7 @@ def lab_key(test: str) -> str:
     return LAB_KEYS.get(test, normalize(test).replace(" ", "_"))
 
 
-class ClinicalDiagnosisEnv(ToolDomainEnv):
+class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
     """ClinicalDiagnosis-v0: a physician agent works a patient's chart through tools (history, vital signs, results,
     allergies, medications, notes; ordering tests, prescribing, recording a diagnosis, writing notes, escalating
     care; drug allergy and interaction checks; a differential generator), with the shared scoring instruments and
@@ -88,15 +88,10 @@ class ClinicalDiagnosisEnv(ToolDomainEnv):
     def default_tasks(cls) -> list[Task]:
         return list(_bundled_tasks())
 
-    @classmethod
-    def policy_text(cls) -> str:
-        return (resources.files("domains.clinical_diagnosis") / "policy.md").read_text(encoding="utf-8")
 
     def domain_toolkit(self, db: ClinicalDiagnosisDB) -> Toolkit:  # type: ignore[override]
         return ClinicalDiagnosisTools(db)
 
-    def shared_toolkits(self) -> list[Toolkit]:
-        return shared_toolkits(self.knowledge)
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tools: ClinicalDiagnosisTools = self.domain_tools  # type: ignore[assignment]

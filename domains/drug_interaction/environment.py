@@ -26,7 +26,7 @@ from clinical_gym.tool_tasks import Task, load_tasks, select_split
 from domains.drug_interaction.data_model import DOSES_PER_DAY, MG_PER_UNIT, DrugInteractionDB, Regimen
 from domains.drug_interaction.reference import reference_of
 from domains.drug_interaction.tools import DrugInteractionTools
-from domains.shared_toolkits import KnowledgeSource, shared_toolkits
+from domains.shared_toolkits import BundledDomain, KnowledgeSource
 from tools import Toolkit
 
 DATA = resources.files("domains.drug_interaction") / "data"
@@ -59,7 +59,7 @@ def get_tasks(split: str | None = None) -> list[Task]:
     return select_split(list(_bundled_tasks()), split)
 
 
-class DrugInteractionEnv(ToolDomainEnv):
+class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
     """DrugInteraction-v0: a clinician (or pharmacist) agent checks a patient's medicines through tools (medication
     list, allergies, renal function and other results; the drug reference, pairwise and whole-list interaction
     checks, allergy cross-reactivity, screened alternatives; Cockcroft-Gault clearance, renal dose bands and CYP450
@@ -89,15 +89,10 @@ class DrugInteractionEnv(ToolDomainEnv):
     def default_tasks(cls) -> list[Task]:
         return list(_bundled_tasks())
 
-    @classmethod
-    def policy_text(cls) -> str:
-        return (resources.files("domains.drug_interaction") / "policy.md").read_text(encoding="utf-8")
 
     def domain_toolkit(self, db: DrugInteractionDB) -> Toolkit:  # type: ignore[override]
         return DrugInteractionTools(db)
 
-    def shared_toolkits(self) -> list[Toolkit]:
-        return shared_toolkits(self.knowledge)
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         reference = reference_of(self.base_db)

@@ -24,7 +24,7 @@ from clinical_gym.tool_env import ToolDomainEnv
 from clinical_gym.tool_tasks import Task, load_tasks, select_split
 from domains.ehr_management.data_model import DOSES_PER_DAY, MG_PER_UNIT, Admission, EHRManagementDB
 from domains.ehr_management.tools import EHRManagementTools, parse_window_time
-from domains.shared_toolkits import KnowledgeSource, shared_toolkits
+from domains.shared_toolkits import BundledDomain, KnowledgeSource
 from tools import Toolkit
 
 DATA = resources.files("domains.ehr_management") / "data"
@@ -95,7 +95,7 @@ def recorded_facts(db: EHRManagementDB, hadm_id: int) -> dict[str, Any]:
     return facts
 
 
-class EHRManagementEnv(ToolDomainEnv):
+class EHRManagementEnv(BundledDomain, ToolDomainEnv):
     """EHRManagement-v0: a clinician agent works MIMIC-shaped hospital records through tools (patients, admissions,
     ICU stays, lab and chart events, infusions, medication orders, notes and recorded scores; SOFA and fluid balance
     from the record; unit conversion and the anion gap; orders, discontinued medications, result flags, progress
@@ -125,15 +125,10 @@ class EHRManagementEnv(ToolDomainEnv):
     def default_tasks(cls) -> list[Task]:
         return list(_bundled_tasks())
 
-    @classmethod
-    def policy_text(cls) -> str:
-        return (resources.files("domains.ehr_management") / "policy.md").read_text(encoding="utf-8")
 
     def domain_toolkit(self, db: EHRManagementDB) -> Toolkit:  # type: ignore[override]
         return EHRManagementTools(db)
 
-    def shared_toolkits(self) -> list[Toolkit]:
-        return shared_toolkits(self.knowledge)
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tools: EHRManagementTools = self.domain_tools  # type: ignore[assignment]

@@ -15,7 +15,7 @@ from clinical_gym.tool_tasks import Task, load_tasks, select_split
 from domains.medical_qa.data_model import MedicalQADB
 from domains.medical_qa.reward import DEFAULT_WRONG_ANSWER_SCALE, WrongAnswerScaledReward
 from domains.medical_qa.tools import MedicalQATools
-from domains.shared_toolkits import KnowledgeSource, shared_toolkits
+from domains.shared_toolkits import BundledDomain, KnowledgeSource
 from tools import Toolkit
 
 DATA = resources.files("domains.medical_qa") / "data"
@@ -38,7 +38,7 @@ def get_tasks(split: str | None = None) -> list[Task]:
     return select_split(list(_bundled_tasks()), split)
 
 
-class MedicalQAEnv(ToolDomainEnv):
+class MedicalQAEnv(BundledDomain, ToolDomainEnv):
     """MedicalQA-v0: a clinician agent answers a multiple-choice vignette question from the bank through tools
     (reading the question and its options, reference ranges and lab interpretation, guideline summaries; ruling
     options out or back in and flagging flawed questions; comparing options and recording its reasoning), with the
@@ -69,15 +69,10 @@ class MedicalQAEnv(ToolDomainEnv):
     def default_tasks(cls) -> list[Task]:
         return list(_bundled_tasks())
 
-    @classmethod
-    def policy_text(cls) -> str:
-        return (resources.files("domains.medical_qa") / "policy.md").read_text(encoding="utf-8")
 
     def domain_toolkit(self, db: MedicalQADB) -> Toolkit:  # type: ignore[override]
         return MedicalQATools(db)
 
-    def shared_toolkits(self) -> list[Toolkit]:
-        return shared_toolkits(self.knowledge)
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Question ids upper-cased, analyte aliases and guideline topics resolved to their canonical names, and

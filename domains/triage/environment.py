@@ -21,7 +21,7 @@ from clinical_gym.rewards.episode import (
 )
 from clinical_gym.tool_env import ToolDomainEnv
 from clinical_gym.tool_tasks import Task, load_tasks, select_split
-from domains.shared_toolkits import KnowledgeSource, shared_toolkits
+from domains.shared_toolkits import BundledDomain, KnowledgeSource
 from domains.triage.data_model import TriageDB
 from domains.triage.tools import TriageTools
 from tools import Toolkit
@@ -68,7 +68,7 @@ def escalation_text(name: str, arguments: dict[str, Any]) -> str | None:
     return None
 
 
-class TriageEnv(ToolDomainEnv):
+class TriageEnv(BundledDomain, ToolDomainEnv):
     """Triage-v0: a triage nurse agent assesses an arriving patient through tools (presentation, vital signs with
     pain score, history and allergies, red-flag screen, primary survey, expected resources, the ESI reference, a
     danger-zone check), acts on what cannot wait (bedside tests, life-saving interventions and standing orders,
@@ -102,15 +102,10 @@ class TriageEnv(ToolDomainEnv):
     def default_tasks(cls) -> list[Task]:
         return list(_bundled_tasks())
 
-    @classmethod
-    def policy_text(cls) -> str:
-        return (resources.files("domains.triage") / "policy.md").read_text(encoding="utf-8")
 
     def domain_toolkit(self, db: TriageDB) -> Toolkit:  # type: ignore[override]
         return TriageTools(db)
 
-    def shared_toolkits(self) -> list[Toolkit]:
-        return shared_toolkits(self.knowledge)
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tools: TriageTools = self.domain_tools  # type: ignore[assignment]
