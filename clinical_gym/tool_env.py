@@ -29,7 +29,6 @@ from clinical_gym.spaces import UnicodeText
 from clinical_gym.tool_tasks import Task, select_split
 from tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls, tool
 from tools.calls import EXAMPLE
-from tools.calls import invalid as invalid_call
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_CALLS_PER_TURN = 4

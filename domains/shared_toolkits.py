@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from importlib import resources
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from knowledge_base import KnowledgeTools, open_bundled
 from tools import ToolKind, Toolkit, tool
@@ -59,10 +59,12 @@ class KnowledgeToolkit(Toolkit, KnowledgeTools):
 
 
 class BundledDomain:
-    """Mixin for a bundled tool domain (list it before ``ToolDomainEnv``): the system prompt's policy is the
-    ``policy.md`` of the env's package, and the shared toolkits search ``self.knowledge``."""
+    """Mixin for a bundled tool domain (list it before ``ToolDomainEnv``): the ``knowledge`` constructor argument, the
+    system prompt's policy from the ``policy.md`` of the env's package, and the shared toolkits over ``knowledge``."""
 
-    knowledge: KnowledgeSource = "bundled"
+    def __init__(self, *args: Any, knowledge: KnowledgeSource = "bundled", **kwargs: Any) -> None:
+        self.knowledge = knowledge
+        super().__init__(*args, **kwargs)
 
     @classmethod
     def policy_text(cls) -> str:

@@ -23,7 +23,7 @@ from clinical_gym.tool_env import ToolDomainEnv
 from clinical_gym.tool_tasks import Task, load_tasks, select_split
 from domains.clinical_diagnosis.data_model import DOSES_PER_DAY, MG_PER_UNIT, ClinicalDiagnosisDB
 from domains.clinical_diagnosis.tools import ClinicalDiagnosisTools
-from domains.shared_toolkits import BundledDomain, KnowledgeSource
+from domains.shared_toolkits import BundledDomain
 from tools import Toolkit
 
 DATA = resources.files("domains.clinical_diagnosis") / "data"
@@ -75,10 +75,6 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
     review_categories = REVIEWS
     can_document = True
 
-    def __init__(self, db: ClinicalDiagnosisDB | None = None, tasks: list[Task] | None = None,
-                 split: str | None = None, *, knowledge: KnowledgeSource = "bundled", **kwargs: Any) -> None:
-        self.knowledge = knowledge
-        super().__init__(db, tasks, split, **kwargs)
 
     @classmethod
     def default_db(cls) -> ClinicalDiagnosisDB:

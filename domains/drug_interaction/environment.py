@@ -26,7 +26,7 @@ from clinical_gym.tool_tasks import Task, load_tasks, select_split
 from domains.drug_interaction.data_model import DOSES_PER_DAY, MG_PER_UNIT, DrugInteractionDB, Regimen
 from domains.drug_interaction.reference import reference_of
 from domains.drug_interaction.tools import DrugInteractionTools
-from domains.shared_toolkits import BundledDomain, KnowledgeSource
+from domains.shared_toolkits import BundledDomain
 from tools import Toolkit
 
 DATA = resources.files("domains.drug_interaction") / "data"
@@ -76,10 +76,6 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
     review_categories = REVIEWS
     can_document = False
 
-    def __init__(self, db: DrugInteractionDB | None = None, tasks: list[Task] | None = None,
-                 split: str | None = None, *, knowledge: KnowledgeSource = "bundled", **kwargs: Any) -> None:
-        self.knowledge = knowledge
-        super().__init__(db, tasks, split, **kwargs)
 
     @classmethod
     def default_db(cls) -> DrugInteractionDB:

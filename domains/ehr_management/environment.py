@@ -24,7 +24,7 @@ from clinical_gym.tool_env import ToolDomainEnv
 from clinical_gym.tool_tasks import Task, load_tasks, select_split
 from domains.ehr_management.data_model import DOSES_PER_DAY, MG_PER_UNIT, Admission, EHRManagementDB
 from domains.ehr_management.tools import EHRManagementTools, parse_window_time
-from domains.shared_toolkits import BundledDomain, KnowledgeSource
+from domains.shared_toolkits import BundledDomain
 from tools import Toolkit
 
 DATA = resources.files("domains.ehr_management") / "data"
@@ -112,10 +112,6 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
     review_categories = REVIEWS
     can_document = True
 
-    def __init__(self, db: EHRManagementDB | None = None, tasks: list[Task] | None = None,
-                 split: str | None = None, *, knowledge: KnowledgeSource = "bundled", **kwargs: Any) -> None:
-        self.knowledge = knowledge
-        super().__init__(db, tasks, split, **kwargs)
 
     @classmethod
     def default_db(cls) -> EHRManagementDB:

@@ -57,8 +57,7 @@ class MedicalQAEnv(BundledDomain, ToolDomainEnv):
     def __init__(self, db: MedicalQADB | None = None, tasks: list[Task] | None = None, split: str | None = None, *,
                  knowledge: KnowledgeSource = "bundled", wrong_answer_scale: float = DEFAULT_WRONG_ANSWER_SCALE,
                  **kwargs: Any) -> None:
-        self.knowledge = knowledge
-        super().__init__(db, tasks, split, **kwargs)
+        super().__init__(db, tasks, split, knowledge=knowledge, **kwargs)
         self.reward_fn = WrongAnswerScaledReward(self.reward_fn, wrong_answer_scale)  # type: ignore[assignment]
 
     @classmethod

@@ -21,7 +21,7 @@ from clinical_gym.rewards.episode import (
 )
 from clinical_gym.tool_env import ToolDomainEnv
 from clinical_gym.tool_tasks import Task, load_tasks, select_split
-from domains.shared_toolkits import BundledDomain, KnowledgeSource
+from domains.shared_toolkits import BundledDomain
 from domains.triage.data_model import TriageDB
 from domains.triage.tools import TriageTools
 from tools import Toolkit
@@ -89,10 +89,6 @@ class TriageEnv(BundledDomain, ToolDomainEnv):
     review_categories = REVIEWS
     can_document = True
 
-    def __init__(self, db: TriageDB | None = None, tasks: list[Task] | None = None, split: str | None = None, *,
-                 knowledge: KnowledgeSource = "bundled", **kwargs: Any) -> None:
-        self.knowledge = knowledge
-        super().__init__(db, tasks, split, **kwargs)
 
     @classmethod
     def default_db(cls) -> TriageDB:
