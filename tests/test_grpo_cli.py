@@ -67,13 +67,22 @@ def grpo_parser() -> argparse.ArgumentParser:
 
 
 def test_every_config_field_has_a_flag_with_help(capsys):
-    assert grpo_parser().parse_args(["train", "grpo"]).func is train_cli.cmd_grpo
+    assert grpo_parser().parse_args(["train", "grpo"]).algorithm == "grpo"
     with pytest.raises(SystemExit):
         grpo_parser().parse_args(["train", "grpo", "--help"])
     help_text = capsys.readouterr().out
     for f in fields(GRPOConfig):
         assert "--" + f.name.replace("_", "-") in help_text, f.name
     assert "DAPO clip-higher" in help_text and "--no-dynamic-sampling" in help_text
+
+
+@pytest.mark.parametrize("algorithm", train_cli.ALGORITHMS, ids=lambda a: a.name)
+def test_every_algorithm_has_a_subcommand_with_every_config_flag(algorithm, capsys):
+    with pytest.raises(SystemExit):
+        grpo_parser().parse_args(["train", algorithm.name, "--help"])
+    help_text = capsys.readouterr().out
+    for f in fields(train_cli._load(algorithm.config)):
+        assert "--" + f.name.replace("_", "-") in help_text, (algorithm.name, f.name)
 
 
 def test_yaml_settings_are_overridden_by_flags(tmp_path):

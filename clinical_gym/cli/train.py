@@ -1,44 +1,68 @@
-"""``clinical-gym train grpo --env ID --model PATH [--lora-r R] [--config FILE.yaml] [--resume] ...``
+"""``clinical-gym train ALGORITHM --env ID --model PATH [--lora-r R] [--config FILE.yaml] [--resume] ...``
 
-Flags are generated from the trainer's config dataclass. Settings, the environment id and arguments, the model path
-and the generation engine are checked before any model loads; a problem is a one-line error (exit 2).
+Flags are generated from each algorithm's config dataclass. Settings, the environment id and arguments, the model
+path and the generation engine are checked before any model loads; a problem is a one-line error (exit 2).
+Adding an algorithm is one row of ``ALGORITHMS``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+from dataclasses import dataclass
+from typing import Any
 
 from clinical_gym.cli.errors import CLIError
 
 
-def cmd_grpo(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class Algorithm:
+    """One ``clinical-gym train`` subcommand: its config class and ``main(cfg)`` as ``module:name`` strings, so
+    that nothing heavy is imported until the subcommand runs."""
+
+    name: str
+    config: str
+    main: str
+    help: str
+    description: str
+
+
+ALGORITHMS: tuple[Algorithm, ...] = (
+    Algorithm("grpo", "trainers.grpo.config:GRPOConfig", "trainers.grpo.train:main",
+              "GRPO with clip-higher, k3 KL and dynamic sampling",
+              "Train with GRPO (trainers/grpo/README.md). Flags override --config."),
+)
+
+
+def _load(target: str) -> Any:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _run(algorithm: Algorithm, args: argparse.Namespace) -> int:
     from trainers.common.config_cli import config_from_args
     from trainers.common.runtime import check_run
-    from trainers.grpo.config import GRPOConfig
 
     try:
-        cfg = config_from_args(GRPOConfig, args)
+        cfg = config_from_args(_load(algorithm.config), args)
         check_run(cfg)
     except (ValueError, TypeError) as e:
         raise CLIError(str(e)) from None
-    from trainers.grpo.train import main
-
-    main(cfg)
+    _load(algorithm.main)(cfg)
     return 0
 
 
 def cmd_choose(args: argparse.Namespace) -> int:
-    raise CLIError("choose a training algorithm: grpo")
+    raise CLIError(f"choose a training algorithm: {', '.join(a.name for a in ALGORITHMS)}")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     from trainers.common.config_cli import add_config_arguments
-    from trainers.grpo.config import GRPOConfig
 
-    train = sub.add_parser("train", help="train a policy on an environment with reinforcement learning")
+    train = sub.add_parser("train", help="train a policy on an environment (reinforcement or supervised learning)")
     train.set_defaults(func=cmd_choose)
     algorithms = train.add_subparsers(dest="algorithm", parser_class=type(train))
-    grpo = algorithms.add_parser("grpo", help="GRPO with clip-higher, k3 KL and dynamic sampling",
-                                 description="Train with GRPO (trainers/grpo/README.md). Flags override --config.")
-    add_config_arguments(grpo, GRPOConfig)
-    grpo.set_defaults(func=cmd_grpo)
+    for algorithm in ALGORITHMS:
+        parser = algorithms.add_parser(algorithm.name, help=algorithm.help, description=algorithm.description)
+        add_config_arguments(parser, _load(algorithm.config))
+        parser.set_defaults(func=lambda args, a=algorithm: _run(a, args))
