@@ -22,12 +22,12 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from clinical_gym.rollout import EpisodeSpec, Policy, RolloutCollector, RolloutLimits, Trajectory
-from clinical_gym.rollout.selection import choose_engine
+from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, Trajectory
 from trainers.common import runtime
 from trainers.common.batch import TokenBatch, pack
 from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from trainers.common.config_cli import add_config_arguments, config_from_args
+from trainers.common.generation import generation_policy
 from trainers.common.logprobs import token_logprobs
 from trainers.common.losses import k3_kl, token_weights
 from trainers.common.metrics_log import MetricsLog
@@ -253,20 +253,6 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
                             keep=cfg.keep_checkpoints)
     log.close()
     return metrics
-
-
-def generation_policy(cfg: GRPOConfig, model: Any, tokenizer: Any) -> Policy:
-    """The rollout policy: the training model itself (transformers), or a vLLM engine kept in sync with it."""
-    if choose_engine(cfg.generation_engine) == "vllm":
-        from clinical_gym.rollout.vllm_policy import VLLMPolicy
-
-        policy = VLLMPolicy(cfg.model, temperature=cfg.temperature, top_p=cfg.top_p,
-                            gpu_memory_utilization=cfg.vllm_gpu_memory_utilization)
-        policy.sync_weights(model)
-        return policy
-    from clinical_gym.rollout.transformers_policy import TransformersPolicy
-
-    return TransformersPolicy(model, tokenizer, temperature=cfg.temperature, top_p=cfg.top_p)
 
 
 def _fewest(accelerator: Any, count: int) -> int:
