@@ -13,7 +13,7 @@ from clinical_gym.llm.openai_compat import OpenAICompatClient
 if TYPE_CHECKING:
     from clinical_gym.llm.transformers_local import TransformersClient
 
-__all__ = ["LLMClient", "LLMError", "OpenAICompatClient", "TransformersClient", "make_client"]
+__all__ = ["LLMClient", "LLMError", "OpenAICompatClient", "TransformersClient", "as_client", "make_client"]
 
 
 def __getattr__(name: str) -> Any:
@@ -35,3 +35,15 @@ def make_client(spec: str, **kw: Any) -> LLMClient:
 
         return TransformersClient.from_pretrained(target, **kw)
     raise ValueError(f"bad LLM client spec {spec!r}: expected 'openai:MODEL' or 'transformers:PATH'")
+
+
+def as_client(value: Any, what: str) -> Any:
+    """``value`` itself, or the client a spec string names (``"openai:MODEL"``, ``"transformers:PATH"``), so that
+    JSON settings (``--env-kwargs '{"patient": "openai:my-model"}'``) can choose an LLM backend. The OpenAI client
+    takes its URL and key from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``. ``what`` names the setting in errors."""
+    if isinstance(value, str) and value.partition(":")[0] in ("openai", "transformers"):
+        try:
+            return make_client(value)
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
+    return value

@@ -9,6 +9,7 @@ from clinical_gym.cases.formatting import format_test_result, format_vitals
 from clinical_gym.cases.schema import normalize
 from clinical_gym.env import ClinicalEnv
 from clinical_gym.experience.injector import ExperienceInjector, ExperienceSource, InjectionConfig
+from clinical_gym.llm import as_client
 from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.parsing import DoctorAction, parse_doctor_action
 from domains.inquiry.patient import Patient, PatientReply, RuleBasedPatient
@@ -17,6 +18,8 @@ from domains.inquiry.presets import TurnContext, final_outcome, make_preset
 from domains.inquiry.prompts import DOCTOR_SYSTEM_PROMPT, FORMAT_HINT, TESTS_ADDENDUM
 
 DYNAMIC_BUDGET = (2, 10)
+PATIENT_FAILED = "The consultation ended because the patient simulator failed."
+JUDGE_FAILED = "The consultation ended because the reward judge failed."
 
 
 class ClinicalInquiryEnv(ClinicalEnv):
@@ -65,7 +68,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
 
     def __init__(self, cases: str | Sequence[Case] | None = None, split: str | None = None, *,
                  patient: str | Patient | LLMClient = "rules", reward: str = "doctoragent_rl",
-                 reward_config: dict[str, Any] | None = None, judge: LLMClient | None = None,
+                 reward_config: dict[str, Any] | None = None, judge: str | LLMClient | None = None,
                  turn_budget: int | str | tuple[int, int] = 10, allow_tests: bool = False,
                  force_final_diagnosis: bool = False, experience: ExperienceSource | None = None,
                  experience_config: InjectionConfig | dict[str, Any] | None = None, render_mode: str | None = None) -> None:
@@ -74,7 +77,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
             experience_config = InjectionConfig(**experience_config)
         self.experience = None if experience is None else ExperienceInjector(experience, experience_config)
         self.patient = _make_patient(patient)
-        self.preset = make_preset(reward, reward_config, judge)
+        self.preset = make_preset(reward, reward_config, as_client(judge, "judge"))
         self._budget_range = _budget_range(turn_budget)
         self.allow_tests = allow_tests
         self.force_final_diagnosis = force_final_diagnosis
@@ -129,7 +132,11 @@ class ClinicalInquiryEnv(ClinicalEnv):
         extra = {"reply_kind": reply.kind}
         if isinstance(self.patient, LLMPatient) and self.patient.last_leak:
             extra["patient_leak_replaced"] = True
-        return self._turn_end(reply.text, self.preset.question(ctx), extra)
+        try:
+            components = self.preset.question(ctx)
+        except LLMError as e:
+            return self._error(str(e), JUDGE_FAILED)
+        return self._turn_end(reply.text, components, extra)
 
     # -- pieces -------------------------------------------------------------------------------------------
     def _turn_end(self, text: str, components: dict[str, float], extra: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -158,7 +165,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
         try:
             components = self.preset.final(ctx, outcome)
         except LLMError as e:
-            return self._error(str(e))
+            return self._error(str(e), JUDGE_FAILED)
         outcome["turns"] = self.turn
         outcome["facts_revealed"] = len(self._revealed())
         info = self._info(components, outcome=outcome, case_id=self.case.id, reply_kind="diagnosis")
@@ -178,10 +185,10 @@ class ClinicalInquiryEnv(ClinicalEnv):
         ctx.question, ctx.reply = parsed.test, reply
         return self._turn_end(reply.text, self.preset.question(ctx), {"reply_kind": reply.kind})
 
-    def _error(self, message: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def _error(self, message: str, observation: str = PATIENT_FAILED) -> tuple[str, float, bool, bool, dict[str, Any]]:
         outcome = {"result": "error", "reason": message, "success": False, **self._gold()}
         info = self._info({}, outcome=outcome, error=message, case_id=self.case.id, reply_kind="error")
-        return "The consultation ended because the patient simulator failed.", 0.0, True, False, info
+        return observation, 0.0, True, False, info
 
     def _reject(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         self.turn += 1
@@ -220,8 +227,10 @@ def find_exam_result(case: Case, request: str) -> str | None:
 def _make_patient(patient: str | Patient | LLMClient) -> Patient:
     if patient == "rules":
         return RuleBasedPatient()
+    patient = as_client(patient, "patient")
     if isinstance(patient, str):
-        raise ValueError(f"unknown patient backend {patient!r}; use 'rules', a Patient, or an LLMClient")
+        raise ValueError(f"unknown patient backend {patient!r}; use 'rules', 'openai:MODEL', "
+                         "'transformers:PATH', a Patient, or an LLMClient")
     if hasattr(patient, "reply") and hasattr(patient, "reset"):
         return patient
     if isinstance(patient, LLMClient):

@@ -7,6 +7,7 @@ from typing import Any, Literal, Sequence
 
 from clinical_gym.cases import Case
 from clinical_gym.env import ClinicalEnv
+from clinical_gym.llm import as_client
 from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.rewards import LLMDiagnosisJudge, match_diagnosis
 from domains.workup.actions import parse_workup_action
@@ -109,7 +110,7 @@ class DiagnosticWorkupEnv(ClinicalEnv):
 
     def __init__(self, cases: str | Sequence[Case] | None = None, split: str | None = None, *,
                  world_model: str | WorldModel | LLMClient = "record", world_model_mode: Literal["completion", "chat"] = "completion",
-                 reward: str = "diaggym", reward_config: dict[str, Any] | None = None, judge: LLMClient | None = None,
+                 reward: str = "diaggym", reward_config: dict[str, Any] | None = None, judge: str | LLMClient | None = None,
                  multi_exam: Literal["first", "all", "reject"] = "first", render_mode: str | None = None) -> None:
         super().__init__(cases, split, render_mode=render_mode)
         if reward != "diaggym":
@@ -123,6 +124,7 @@ class DiagnosticWorkupEnv(ClinicalEnv):
             raise ValueError(f"multi_exam must be 'first', 'all' or 'reject', got {multi_exam!r}")
         self.multi_exam = multi_exam
         self.world_model = _make_world_model(world_model, world_model_mode)
+        judge = as_client(judge, "judge")
         self._judge = LLMDiagnosisJudge(judge) if judge is not None else None
         self._exam_judge = LLMExamJudge(judge) if judge is not None else None
 
@@ -223,8 +225,10 @@ class DiagnosticWorkupEnv(ClinicalEnv):
 def _make_world_model(world_model: str | WorldModel | LLMClient, mode: str) -> WorldModel:
     if world_model == "record":
         return RecordWorldModel()
+    world_model = as_client(world_model, "world_model")
     if isinstance(world_model, str):
-        raise ValueError(f"unknown world model {world_model!r}; use 'record', a WorldModel, or an LLMClient")
+        raise ValueError(f"unknown world model {world_model!r}; use 'record', 'openai:MODEL', 'transformers:PATH', "
+                         "a WorldModel, or an LLMClient")
     if hasattr(world_model, "result") and hasattr(world_model, "reset"):
         return world_model
     if isinstance(world_model, LLMClient):
