@@ -221,3 +221,17 @@ def test_the_environment_option_injects_and_logs_what_the_agent_saw(tmp_path):
     env = make_env(experience=bm25(store))
     obs, _ = env.reset(seed=0, options={"case_id": CASE})
     assert env.unwrapped.messages[1]["content"] == obs  # the log holds what the agent saw
+
+
+def test_the_recorder_runs_as_an_on_collect_hook_after_every_collect_call(tmp_path):
+    store = ExperienceStore(tmp_path / "hooked.sqlite")
+    seen = []
+    collector = RolloutCollector(ScriptedPolicy(fixed_doctor), make_env, num_envs=2,
+                                 on_collect=[ExperienceRecorder(store), seen.append])
+    first = collector.collect([EpisodeSpec(seed=0, options={"case_id": CASE})])
+    after_first = len(store)
+    assert seen == [first] and after_first == sum(
+        1 for e in trajectory_experiences(first[0]) if e.reward >= store.threshold)
+    assert after_first > 0  # the scripted doctor's diagnosis of this case is rewarded
+    collector.collect([EpisodeSpec(seed=1, options={"case_id": CASE})])
+    assert len(seen) == 2 and len(store) >= after_first  # each call is stored as one more batch

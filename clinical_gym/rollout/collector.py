@@ -87,11 +87,16 @@ class RolloutCollector:
     state. Limits (``RolloutLimits``): a reply is cut at ``max_turn_tokens`` or at the room left under
     ``max_episode_tokens`` (then it gets the end-of-turn token as an environment token); an episode that would
     exceed ``max_episode_tokens`` or ``max_turns`` ends with ``truncation`` set. ``last_stats`` times the last call.
+
+    ``on_collect`` hooks are called with the trajectories of every ``collect`` call, once it has finished (e.g.
+    ``clinical_gym.experience.ExperienceRecorder``, which stores the good turns of each training step's rollouts
+    in one batch); what they return is ignored.
     """
 
     def __init__(self, policy: Policy, env_factory: EnvFactory, tokenizer: Any | None = None, *,
                  limits: RolloutLimits | None = None, num_envs: int = 16,
-                 end_token_ids: Iterable[int] | None = None) -> None:
+                 end_token_ids: Iterable[int] | None = None,
+                 on_collect: Iterable[Callable[[list[Trajectory]], Any]] = ()) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.policy = policy
@@ -100,6 +105,7 @@ class RolloutCollector:
         self.limits = limits or RolloutLimits()
         self.num_envs = num_envs
         self.end_token_ids = None if end_token_ids is None else list(end_token_ids)
+        self.on_collect = list(on_collect)
         self.last_stats = CollectorStats()
         self._chats: dict[str, ChatTokens] = {}
 
@@ -141,7 +147,10 @@ class RolloutCollector:
             for episode in live:
                 episode.env.close()
             stats.wall_s = time.perf_counter() - start
-        return [r for r in results if r is not None]
+        trajectories = [r for r in results if r is not None]
+        for hook in self.on_collect:
+            hook(trajectories)
+        return trajectories
 
     # -- one episode ----------------------------------------------------------------------------------------
     def _start(self, index: int, spec: EpisodeSpec) -> _Episode:
