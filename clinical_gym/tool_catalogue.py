@@ -135,7 +135,8 @@ def domains_markdown(tools: Sequence[ToolRow], domains: Sequence[DomainRow]) -> 
     lines += ["", "## Tools by toolkit", ""]
     for toolkit in sorted(by_toolkit, key=lambda k: (k == EPISODE_TOOLKIT, k)):
         rows = by_toolkit[toolkit]
-        lines += [f"### {toolkit} ({len(rows)})", "", "| tool | kind | environments | what it does |", "|---|---|---|---|"]
+        lines += [f"### {toolkit} ({len(rows)})", "", "| tool | kind | environments | what it does |",
+                  "|---|---|---|---|"]
         for t in rows:
             envs = "all" if len(t.envs) == n_envs else ", ".join(e.removesuffix("-v0") for e in t.envs)
             lines.append(f"| `{t.name}` | {t.kind} | {envs} | {t.description.replace('|', '/')} |")

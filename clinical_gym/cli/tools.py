@@ -1,5 +1,7 @@
 """``clinical-gym tools list [--domain D]`` prints the tools of the tool-using environments with their kinds;
-``clinical-gym tools docs [--out FILE]`` writes the domain table (``docs/domains.md``) from the code."""
+``clinical-gym tools docs [--out FILE]`` writes the domain table (``docs/domains.md``) from the code;
+``clinical-gym tools convert --from FILE --domain D --out DIR`` turns MedQA-style questions (MedicalQA-v0) or case
+files (ClinicalDiagnosis-v0) into tasks (``domains/task_conversion.py``)."""
 
 from __future__ import annotations
 
@@ -41,8 +43,51 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+CONVERTIBLE = ("MedicalQA-v0", "ClinicalDiagnosis-v0")
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from clinical_gym.tool_catalogue import resolve_domain
+
+    source = Path(args.source)
+    if not source.is_file():
+        raise CLIError(f"no such file: {source}")
+    try:
+        env_id = resolve_domain(args.domain).id
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    if env_id not in CONVERTIBLE:
+        raise CLIError(f"tasks can be converted for {' and '.join(CONVERTIBLE)}, not {env_id}")
+    out = Path(args.out)
+    if out.exists() and any(out.iterdir()):
+        raise CLIError(f"{out} is not empty; choose a new folder")
+    from domains import task_conversion
+
+    try:
+        if env_id == "MedicalQA-v0":
+            from clinical_gym.cases.formats.rows import read_rows
+
+            rows, problems = read_rows(source)
+            conversion = task_conversion.convert_mcq((f"{source}:{n}", row) for n, row in rows)
+            conversion.skipped[:0] = problems
+        else:
+            from clinical_gym.cases import load_cases
+
+            conversion = task_conversion.convert_cases(load_cases(source))
+    except (ValueError, OSError) as e:
+        raise CLIError(str(e).splitlines()[0]) from None
+    if not conversion.tasks:
+        raise CLIError(f"no tasks could be converted from {source} ({conversion.summary()}; "
+                       f"first problem: {(conversion.skipped + conversion.duplicates + ['none'])[0]})")
+    task_conversion.write_conversion(conversion, out)
+    print(f"{conversion.summary()}; wrote {out}/db.json and {out}/tasks.json")
+    for line in conversion.skipped + conversion.duplicates:
+        print(f"  {line}")
+    return 0
+
+
 def cmd_choose(args: argparse.Namespace) -> int:
-    raise CLIError("choose a tools command: list, docs")
+    raise CLIError("choose a tools command: list, docs, convert")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -55,3 +100,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     docs = actions.add_parser("docs", help="write the domain table (docs/domains.md) from the code")
     docs.add_argument("--out", help="file to write (default: print)")
     docs.set_defaults(func=cmd_docs)
+    convert = actions.add_parser("convert", help="turn MedQA-style questions or case files into domain tasks")
+    convert.add_argument("--from", dest="source", required=True,
+                         help="MedQA-style JSONL (MedicalQA-v0) or a case file any case loader reads")
+    convert.add_argument("--domain", required=True, help=f"target environment: {' or '.join(CONVERTIBLE)}")
+    convert.add_argument("--out", required=True, help="new folder for db.json and tasks.json")
+    convert.set_defaults(func=cmd_convert)

@@ -19,7 +19,7 @@ from clinical_gym.cases.schema import normalize
 from clinical_gym.tool_tasks import Task
 from tools import CallForm, ToolKind
 
-AllergySeverity = Literal["mild", "moderate", "severe", "life-threatening"]
+AllergySeverity = Literal["mild", "moderate", "severe", "life-threatening", "not recorded"]
 LabFlag = Literal["high", "low", "normal"]
 ReviewCategory = Literal["demographics", "history", "allergies", "medications", "vitals", "labs", "notes"]
 

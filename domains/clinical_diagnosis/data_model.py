@@ -32,7 +32,7 @@ class _Model(BaseModel):
 class Allergy(_Model):
     substance: str
     reaction: str
-    severity: Literal["mild", "moderate", "severe", "life-threatening"]
+    severity: Literal["mild", "moderate", "severe", "life-threatening", "not recorded"]
 
 
 class Medication(_Model):
@@ -97,7 +97,7 @@ class Patient(_Model):
     name: str
     age: int = Field(ge=0, le=120)
     sex: Literal["female", "male"]
-    weight_kg: float = Field(gt=0)
+    weight_kg: float | None = Field(default=None, gt=0)  # None: not recorded (converted cases)
     pregnant: bool | None = None
     gestation_weeks: float | None = None
     allergies: list[Allergy] = Field(default_factory=list)

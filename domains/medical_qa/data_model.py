@@ -27,7 +27,7 @@ class _Model(BaseModel):
 class Question(_Model):
     """One single-best-answer question: a clinical vignette, the lead-in, and 4-5 options lettered from A."""
 
-    question_id: str = Field(pattern=r"^Q\d{3}$")
+    question_id: str = Field(pattern=r"^Q\d{3,6}$")
     specialty: Specialty
     topic: str = Field(min_length=1)
     vignette: str = Field(min_length=1)
