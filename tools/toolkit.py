@@ -13,6 +13,7 @@ in the tool (``error_kind="tool_crash"``, logged) so that graders can count it a
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -176,14 +177,23 @@ class Toolkit:
                           form=call.form)
 
     def _unknown(self, name: str) -> str:
-        names = list(self.tools)
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        close += [n for n in names if n.lower() == name.lower() and n not in close]
-        message = f"unknown tool {name!r}."
-        if close:
-            message += " Did you mean " + " or ".join(repr(n) for n in close) + "?"
-        listed = ", ".join(names[:_MAX_LISTED]) + (", ..." if len(names) > _MAX_LISTED else "")
-        return message + (f" Available tools: {listed}" if names else " This toolkit has no tools.")
+        names = tuple(self.tools)
+        # the close-match search grows with the number of tools: repeated short names come from a cache
+        return _unknown_cached(names, name) if len(name) <= 100 else _unknown_message(names, name)
+
+
+def _unknown_message(names: tuple[str, ...], name: str) -> str:
+    """What the agent is told about an unknown tool name: close matches, then the tools there are."""
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    close += [n for n in names if n.lower() == name.lower() and n not in close]
+    message = f"unknown tool {name!r}."
+    if close:
+        message += " Did you mean " + " or ".join(repr(n) for n in close) + "?"
+    listed = ", ".join(names[:_MAX_LISTED]) + (", ..." if len(names) > _MAX_LISTED else "")
+    return message + (f" Available tools: {listed}" if names else " This toolkit has no tools.")
+
+
+_unknown_cached = functools.lru_cache(maxsize=4096)(_unknown_message)
 
 
 def render(output: Any) -> str:
