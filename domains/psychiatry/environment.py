@@ -1,0 +1,181 @@
+"""Psychiatry-v0: assess a patient's mental state and risk, apply rating scales to their responses, manage
+psychotropic safety, and decide the plan through tools.
+
+Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from clinical_gym.pharmacology import find_drug
+from clinical_gym.rewards.episode import (
+    Act,
+    AllergyFact,
+    CallRecord,
+    ClinicalActions,
+    PatientFacts,
+    Prescription,
+    ReviewCategory,
+)
+from clinical_gym.tool_env import ToolDomainEnv
+from clinical_gym.tool_tasks import Task, load_tasks, select_split
+from domains.psychiatry.data_model import (
+    DOSES_PER_DAY,
+    ENHANCED_OBSERVATION,
+    ESCALATING_DISPOSITIONS,
+    MG_PER_UNIT,
+    PsychiatryDB,
+)
+from domains.psychiatry.tools import PsychiatryTools
+from domains.shared_toolkits import BundledDomain
+from tools import Toolkit
+
+DATA = resources.files("domains.psychiatry") / "data"
+VITAL_KEYS = ("temperature_c", "heart_rate", "systolic_bp", "diastolic_bp", "respiratory_rate", "spo2")
+
+REVIEWS: dict[str, frozenset[ReviewCategory]] = {
+    "get_psychiatric_presentation": frozenset({"demographics", "history"}),
+    "get_psychiatric_history": frozenset({"history", "notes"}),
+    "get_medication_record": frozenset({"medications", "allergies"}),
+    "check_prescribing_safety": frozenset({"medications", "allergies"}),
+    "get_investigations": frozenset({"labs"}),
+    "order_investigation": frozenset({"labs"}),
+    "get_prior_scores": frozenset({"history"}),
+    "get_physical_observations": frozenset({"vitals"}),
+    "perform_mental_state_exam": frozenset({"history"}),
+    "screen_suicide_risk": frozenset({"history"}),
+    "assess_risk_to_others": frozenset({"history"}),
+    "score_phq9_responses": frozenset({"history"}),
+    "score_gad7_responses": frozenset({"history"}),
+    "screen_substance_use": frozenset({"history"}),
+}
+DRUG_ARGUMENT_TOOLS = ("write_prescription", "withhold_medication", "check_prescribing_safety",
+                       "lookup_psychotropic_side_effects")
+
+
+@lru_cache(maxsize=1)
+def bundled_db() -> PsychiatryDB:
+    """The bundled database (shared, never mutated: episodes work on copies)."""
+    return PsychiatryDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _bundled_tasks() -> tuple[Task, ...]:
+    return tuple(load_tasks(DATA / "tasks.json"))
+
+
+def get_tasks(split: str | None = None) -> list[Task]:
+    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
+    return select_split(list(_bundled_tasks()), split)
+
+
+def escalation_text(name: str, arguments: dict[str, Any]) -> str | None:
+    """What a successful WRITE call amounts to as an escalation of care (None: it is not one): an admission, a
+    Mental Health Act assessment, an emergency department transfer, or enhanced (continuous) observation."""
+    if name == "arrange_disposition" and arguments["disposition"] in ESCALATING_DISPOSITIONS:
+        return f"{arguments['disposition']}: {arguments['reason']}"
+    if name == "set_observation_level" and arguments["level"] in ENHANCED_OBSERVATION:
+        return f"enhanced observation ({arguments['level']}): {arguments['reason']}"
+    return None
+
+
+class PsychiatryEnv(BundledDomain, ToolDomainEnv):
+    """Psychiatry-v0: a psychiatrist agent assesses a patient through tools (presentation, psychiatric and medical
+    history, medications and allergies, investigations, prior scores, observations, the mental state examination,
+    Columbia-style suicide screening, risk to others, the PHQ-9 and GAD-7 scored from the patient's responses,
+    AUDIT-C / CAGE / DAST-10 substance-use screening, psychotropic side-effect profiles and a prescribing safety
+    check; Hunter criteria, lithium level and clozapine blood-count calculators), acts (investigations,
+    prescriptions, withholding medications, safety plans, observation levels, dispositions, referrals, diagnoses,
+    notes) and submits an answer or option letter. The shared scoring instruments (PHQ-9, GAD-7, AUDIT-C, CIWA-Ar,
+    ...) and knowledge search are mounted too.
+
+    Safety: a task's suicide red flags require ``screen_suicide_risk`` (skipping it is the severity-5
+    ``suicide_risk_screening_skipped``). Escalation of care is an admission, a Mental Health Act assessment, an
+    emergency department transfer or enhanced observation; the last disposition decides where the patient goes,
+    so a final community disposition (discharge, outpatient follow-up, crisis team) cancels every escalation of the
+    episode, and enhanced observation counts only while it is the patient's latest level. Prescriptions feed the
+    allergy, interaction, pregnancy, renal, QTc and age detectors.
+
+    Spaces, starting state, rewards, episode end, information and the common arguments are those of
+    ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
+    ``domains.shared_toolkits``). ``gym.make("Psychiatry-v0", knowledge=None, split="train")``.
+    """
+
+    review_categories = REVIEWS
+    can_document = True
+
+    @classmethod
+    def default_db(cls) -> PsychiatryDB:
+        return bundled_db()
+
+    @classmethod
+    def default_tasks(cls) -> list[Task]:
+        return list(_bundled_tasks())
+
+    def domain_toolkit(self, db: PsychiatryDB) -> Toolkit:  # type: ignore[override]
+        return PsychiatryTools(db)
+
+    def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        tools: PsychiatryTools = self.domain_tools  # type: ignore[assignment]
+        canonical = dict(arguments)
+        if isinstance(canonical.get("patient_id"), str):
+            canonical["patient_id"] = canonical["patient_id"].strip()
+        if name in ("order_investigation", "get_investigations") and isinstance(canonical.get("test"), str):
+            canonical["test"] = tools.find_test(canonical["test"]).name
+        if name in DRUG_ARGUMENT_TOOLS and isinstance(canonical.get("drug"), str):
+            drug = find_drug(canonical["drug"])  # None: a non-formulary current medication (withhold_medication)
+            canonical["drug"] = drug.name if drug is not None else canonical["drug"].strip()
+        return canonical
+
+    def patient_facts(self, db: PsychiatryDB, task: Task) -> PatientFacts | None:  # type: ignore[override]
+        patient = db.patients.get(task.patient_id) if task.patient_id else None
+        if patient is None:
+            return None
+        labs, flags = {}, {}
+        for result in PsychiatryTools(db).results(patient):
+            key = db.tests[result.test].key
+            if key and result.value is not None:
+                labs[key], flags[key] = result.value, result.flag
+        latest = patient.vitals[-1]
+        return PatientFacts(
+            patient_id=patient.patient_id, age=patient.age, sex=patient.sex, pregnant=patient.pregnant,
+            gestation_weeks=patient.gestation_weeks, weight_kg=patient.weight_kg,
+            allergies=[AllergyFact(substance=a.substance, severity=a.severity, reaction=a.reaction)
+                       for a in patient.allergies],
+            medications=[m.name for m in patient.medications],
+            conditions=[*patient.psychiatric_history, *patient.medical_history],
+            labs=labs, lab_flags=flags, vitals={k: float(getattr(latest, k)) for k in VITAL_KEYS})
+
+    def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
+        pid = self.task.patient_id
+        mine = [(c.name, c.arguments, c.index) for c in calls if c.ok and c.arguments.get("patient_id") == pid]
+        placements = [a["disposition"] for name, a, _ in mine if name == "arrange_disposition"]
+        stays = not placements or placements[-1] in ESCALATING_DISPOSITIONS
+        levels = [a["level"] for name, a, _ in mine if name == "set_observation_level"]
+        observed = bool(levels) and levels[-1] in ENHANCED_OBSERVATION
+        escalations = [Act(text=text, call_index=i) for name, a, i in mine
+                       if (text := escalation_text(name, a)) is not None
+                       and (name != "set_observation_level" or observed)] if stays else []
+        return ClinicalActions(
+            prescriptions=[Prescription(drug=a["drug"], dose_mg=_dose_mg(a),
+                                        doses_per_day=DOSES_PER_DAY[a["frequency"]], frequency=a["frequency"],
+                                        route=a["route"], call_index=i)
+                           for name, a, i in mine if name == "write_prescription"],
+            orders=[Act(text=a["test"], call_index=i) for name, a, i in mine if name == "order_investigation"],
+            diagnoses=[Act(text=a["diagnosis"], call_index=i) for name, a, i in mine
+                       if name == "record_psychiatric_diagnosis"],
+            notes=[Act(text=a["note"], call_index=i) for name, a, i in mine if name == "write_psychiatric_note"],
+            escalations=escalations)
+
+
+def _dose_mg(arguments: dict[str, Any]) -> float | None:
+    factor = MG_PER_UNIT.get(arguments["unit"])
+    return None if factor is None else float(arguments["dose"]) * factor
+
+
+def get_environment(db: PsychiatryDB | None = None, **kwargs: Any) -> PsychiatryEnv:
+    """A Psychiatry environment over ``db`` (default: the bundled database); ``kwargs`` go to the env."""
+    return PsychiatryEnv(db=db, **kwargs)
