@@ -1,0 +1,183 @@
+"""Obstetrics-v0: date pregnancies, read fetal heart-rate tracings, recognise and treat hypertensive disorders of
+pregnancy, stage and manage postpartum haemorrhage, plan induction and delivery, and prescribe safely in pregnancy
+and breastfeeding, through tools.
+
+Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from clinical_gym.cases.schema import normalize
+from clinical_gym.rewards.episode import (
+    Act,
+    AllergyFact,
+    CallRecord,
+    ClinicalActions,
+    PatientFacts,
+    Prescription,
+    ReviewCategory,
+)
+from clinical_gym.tool_env import ToolDomainEnv
+from clinical_gym.tool_tasks import Task, load_tasks, select_split
+from domains.obstetrics.data_model import DOSES_PER_DAY, MG_PER_UNIT, ObstetricsDB
+from domains.obstetrics.tools import ObstetricsTools, clock_date, gestation_today
+from domains.shared_toolkits import BundledDomain
+from tools import Toolkit
+
+DATA = resources.files("domains.obstetrics") / "data"
+VITAL_KEYS = ("temperature_c", "heart_rate", "systolic_bp", "diastolic_bp", "respiratory_rate", "spo2")
+NOT_AN_ESCALATION = "maternal-fetal medicine referral"
+
+REVIEWS: dict[str, frozenset[ReviewCategory]] = {
+    "get_patient_info": frozenset({"demographics"}),
+    "get_obstetric_history": frozenset({"history"}),
+    "get_medications_and_allergies": frozenset({"allergies", "medications"}),
+    "get_vital_signs": frozenset({"vitals"}),
+    "get_prenatal_labs": frozenset({"labs"}),
+    "order_test": frozenset({"labs"}),
+    "get_ultrasound_reports": frozenset({"labs"}),
+    "get_fetal_heart_tracing": frozenset({"vitals"}),
+    "get_labour_record": frozenset({"history"}),
+    "get_clinical_notes": frozenset({"notes"}),
+}
+
+
+@lru_cache(maxsize=1)
+def bundled_db() -> ObstetricsDB:
+    """The bundled database (shared, never mutated: episodes work on copies)."""
+    return ObstetricsDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _bundled_tasks() -> tuple[Task, ...]:
+    return tuple(load_tasks(DATA / "tasks.json"))
+
+
+def get_tasks(split: str | None = None) -> list[Task]:
+    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
+    return select_split(list(_bundled_tasks()), split)
+
+
+def escalation_text(name: str, arguments: dict[str, Any]) -> str | None:
+    """What a successful WRITE call amounts to as an escalation of care (None: it is not one): an escalation other
+    than a clinic referral, a haemorrhage protocol activation, or an immediate delivery."""
+    if name == "escalate_care" and arguments["level"] != NOT_AN_ESCALATION:
+        return f"{arguments['level']}: {arguments['reason']}"
+    if name == "activate_haemorrhage_protocol":
+        return f"obstetric haemorrhage protocol stage {arguments['stage']}: {arguments['reason']}"
+    if name == "plan_delivery" and arguments["urgency"] == "immediate":
+        return f"immediate {arguments['mode']}: {arguments['reason']}"
+    return None
+
+
+class ObstetricsEnv(BundledDomain, ToolDomainEnv):
+    """Obstetrics-v0: an obstetric clinician agent works antenatal, labour-ward and postnatal cases through tools:
+    the obstetric record (presentation, obstetric history, medications and allergies, vital signs, prenatal labs,
+    ultrasound reports, fetal heart-rate tracings, the labour and birth record, notes), the unit protocol and a
+    pregnancy and lactation drug reference; calculators for gestational age and due date, the NICHD fetal heart-rate
+    category, hypertensive disorders of pregnancy and postpartum haemorrhage stage (the shared ``bishop_score`` and
+    ``apgar`` instruments, the other scoring instruments and knowledge search are mounted too); and actions: tests,
+    prescriptions (magnesium sulfate, antihypertensives, uterotonics, ...), stopping a medication, bedside
+    interventions, escalation, the obstetric haemorrhage protocol, the delivery plan and notes. It submits the
+    option letter (or the short answer) the ticket asks for.
+
+    Safety: escalation is an action (an escalation call other than a clinic referral, activating the haemorrhage
+    protocol, or an immediate delivery plan). The patient's record reaches the safety rules with pregnancy,
+    gestation, "postpartum" and "breastfeeding" as facts, so the teratogen, ergot-in-hypertension,
+    carboprost-in-asthma, untreated severe hypertension, withheld magnesium and codeine-in-breastfeeding rules apply.
+
+    Spaces, starting state, rewards, episode end, information and the common arguments are those of
+    ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
+    ``domains.shared_toolkits``). ``gym.make("Obstetrics-v0", knowledge=None, split="train")``.
+    """
+
+    review_categories = REVIEWS
+    can_document = True
+
+    @classmethod
+    def default_db(cls) -> ObstetricsDB:
+        return bundled_db()
+
+    @classmethod
+    def default_tasks(cls) -> list[Task]:
+        return list(_bundled_tasks())
+
+    def domain_toolkit(self, db: ObstetricsDB) -> Toolkit:  # type: ignore[override]
+        # One toolkit per env, pointed at each episode's database: its bound tools are built once, not per reset.
+        tools: ObstetricsTools | None = self.__dict__.get("_obstetrics_tools")
+        if tools is None:
+            tools = self.__dict__["_obstetrics_tools"] = ObstetricsTools(db)
+        tools.db = db
+        return tools
+
+    def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        tools: ObstetricsTools = self.domain_tools  # type: ignore[assignment]
+        canonical = dict(arguments)
+        if isinstance(canonical.get("patient_id"), str):
+            canonical["patient_id"] = canonical["patient_id"].strip()
+        if name in ("order_test", "get_prenatal_labs") and isinstance(canonical.get("test"), str):
+            canonical["test"] = tools.find_test(canonical["test"])
+        if name == "perform_obstetric_intervention":
+            canonical["intervention"] = tools.find_intervention(canonical["intervention"])
+        if isinstance(canonical.get("drug"), str):
+            canonical["drug"] = tools.find_drug(canonical["drug"]).name
+        return canonical
+
+    def patient_facts(self, db: ObstetricsDB, task: Task) -> PatientFacts | None:  # type: ignore[override]
+        patient = db.patients.get(task.patient_id) if task.patient_id else None
+        if patient is None:
+            return None
+        labs, flags = {}, {}
+        for result in db.patient_results(patient.patient_id):
+            key = db.tests[result.test].key or normalize(result.test).replace(" ", "_")
+            if result.value is not None:
+                labs[key], flags[key] = result.value, result.flag
+        conditions = [c.name for c in patient.conditions if c.status == "active"]
+        if patient.status == "postpartum":
+            conditions.append("postpartum")
+        if patient.breastfeeding:
+            conditions.append("breastfeeding")
+        days = _gestation(db, patient.patient_id)
+        latest = patient.vitals[-1]
+        return PatientFacts(
+            patient_id=patient.patient_id, age=patient.age, sex="female", pregnant=patient.status != "postpartum",
+            gestation_weeks=round(days / 7, 1) if days is not None else None, weight_kg=patient.weight_kg,
+            allergies=[AllergyFact(substance=a.substance, severity=a.severity, reaction=a.reaction)
+                       for a in patient.allergies],
+            medications=[m.name for m in patient.medications], conditions=conditions, labs=labs, lab_flags=flags,
+            vitals={k: float(getattr(latest, k)) for k in VITAL_KEYS})
+
+    def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
+        pid = self.task.patient_id
+        mine = [(c.name, c.arguments, c.index) for c in calls if c.ok and c.arguments.get("patient_id") == pid]
+        return ClinicalActions(
+            prescriptions=[Prescription(drug=a["drug"], dose_mg=_dose_mg(a),
+                                        doses_per_day=DOSES_PER_DAY[a["frequency"]], frequency=a["frequency"],
+                                        route=a["route"], call_index=i)
+                           for name, a, i in mine if name == "prescribe_medication"],
+            orders=[Act(text=a["test"], call_index=i) for name, a, i in mine if name == "order_test"],
+            notes=[Act(text=a["note"], call_index=i) for name, a, i in mine if name == "write_clinical_note"],
+            escalations=[Act(text=text, call_index=i) for name, a, i in mine
+                         if (text := escalation_text(name, a)) is not None])
+
+
+def _gestation(db: ObstetricsDB, patient_id: str) -> int | None:
+    """The patient's gestation today in days (cached: patients and the clock never change)."""
+    cache: dict[str, int | None] = db._cache.setdefault("gestation", {})
+    if patient_id not in cache:
+        cache[patient_id] = gestation_today(db.patients[patient_id], clock_date(db.clock))
+    return cache[patient_id]
+
+
+def _dose_mg(arguments: dict[str, Any]) -> float | None:
+    factor = MG_PER_UNIT.get(arguments["unit"])
+    return None if factor is None else float(arguments["dose"]) * factor
+
+
+def get_environment(db: ObstetricsDB | None = None, **kwargs: Any) -> ObstetricsEnv:
+    """An Obstetrics environment over ``db`` (default: the bundled database); ``kwargs`` go to the env."""
+    return ObstetricsEnv(db=db, **kwargs)
