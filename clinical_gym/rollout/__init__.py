@@ -30,14 +30,16 @@ from clinical_gym.rollout.trajectory import Trajectory, Turn, tool_calls_in
 if TYPE_CHECKING:
     from clinical_gym.rollout.transformers_policy import TransformersPolicy
     from clinical_gym.rollout.vllm_policy import VLLMPolicy
+    from clinical_gym.rollout.vllm_server import VLLMServerPolicy
 
 __all__ = ["ChatTokens", "CollectorStats", "EpisodeSpec", "FinishReason", "Generation", "OpenAICompatPolicy",
            "Policy", "Prompt", "RolloutCollector", "RolloutLimits", "ScriptedPolicy", "TemplateError",
-           "Trajectory", "TransformersPolicy", "Turn", "VLLMPolicy", "choose_engine", "make_policy",
+           "Trajectory", "TransformersPolicy", "Turn", "VLLMPolicy", "VLLMServerPolicy", "choose_engine", "make_policy",
            "tool_calls_in"]
 
 _LAZY = {"TransformersPolicy": "clinical_gym.rollout.transformers_policy",
-         "VLLMPolicy": "clinical_gym.rollout.vllm_policy"}
+         "VLLMPolicy": "clinical_gym.rollout.vllm_policy",
+         "VLLMServerPolicy": "clinical_gym.rollout.vllm_server"}
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from clinical_gym.rollout.selection import ENGINES
+from clinical_gym.rollout.selection import ENGINES, VLLM_MODES
+from clinical_gym.rollout.vllm_sync import LORA_SYNC_MODES
 
 DTYPES = ("float32", "bfloat16", "float16")
 SCHEDULERS = ("constant", "linear", "cosine")
@@ -40,6 +41,12 @@ class TrainerConfig:
 
     > Rollouts
         generation_engine: "auto" (vLLM when installed and a GPU is present), "transformers" or "vllm".
+        vllm_mode: "colocate" (a vLLM engine inside each training process, sharing its GPU:
+        vllm_gpu_memory_utilization) or "server" (a vLLM server at vllm_server_url; "auto" then means vLLM).
+        vllm_lora_sync: how a LoRA model reaches the engine after each update: "adapter" (a new LoRA adapter version,
+        written under vllm_adapter_dir, default output_dir/vllm_adapters; the server must be able to read it) or
+        "merged" (full merged weights). vllm_sync_every: push every n-th weight change (1: after every update).
+        Commands and what was verified: docs/gpu.md.
         max_turn_tokens / max_episode_tokens / max_turns: the limits of each episode (``RolloutLimits``).
         num_envs: environments run at once; generation is batched across them.
 
@@ -71,6 +78,16 @@ class TrainerConfig:
     # rollouts
     generation_engine: str = option("auto (vLLM when usable), transformers or vllm", ENGINES, default="auto")
     vllm_gpu_memory_utilization: float = option("GPU memory share for the vLLM engine", default=0.3)
+    vllm_mode: str = option("where vLLM runs: colocate (in this process) or server (HTTP)", VLLM_MODES,
+                            default="colocate")
+    vllm_server_url: str = option("vLLM server base URL (server mode)", default="http://127.0.0.1:8000")
+    vllm_server_timeout: float = option("seconds per vLLM server request (server mode)", default=600.0)
+    vllm_lora_sync: str = option("LoRA weight sync: adapter (new adapter version) or merged (full weights)",
+                                 LORA_SYNC_MODES, default="adapter")
+    vllm_adapter_dir: str | None = option("folder for synced LoRA adapter versions (none: output_dir/vllm_adapters)",
+                                          default=None)
+    vllm_sync_every: int = option("push weights to vLLM every n-th change (1: after every update)", default=1)
+    vllm_max_model_len: int | None = option("vLLM context length (none: the model's)", default=None)
     temperature: float = option("sampling temperature", default=1.0)
     top_p: float = option("nucleus sampling threshold", default=1.0)
     max_turn_tokens: int = option("most tokens generated per reply", default=256)
@@ -106,6 +123,17 @@ class TrainerConfig:
         _choice("mixed_precision", self.mixed_precision, MIXED_PRECISION)
         _choice("report_to", self.report_to, REPORT_TO)
         _choice("generation_engine", self.generation_engine, ENGINES)
+        _choice("vllm_mode", self.vllm_mode, VLLM_MODES)
+        _choice("vllm_lora_sync", self.vllm_lora_sync, LORA_SYNC_MODES)
+        _at_least("vllm_sync_every", self.vllm_sync_every, 1)
+        if not 0 < self.vllm_gpu_memory_utilization <= 1:
+            raise ValueError(f"vllm_gpu_memory_utilization must be in (0, 1], got {self.vllm_gpu_memory_utilization}")
+        if self.vllm_mode == "server" and not self.vllm_server_url.startswith(("http://", "https://")):
+            raise ValueError(f"vllm_server_url must start with http:// or https://, got {self.vllm_server_url!r}")
+        if self.vllm_max_model_len is not None:
+            _at_least("vllm_max_model_len", self.vllm_max_model_len, 2)
+        if self.vllm_server_timeout <= 0:
+            raise ValueError(f"vllm_server_timeout must be > 0, got {self.vllm_server_timeout}")
         if not self.model:
             raise ValueError("model is required: a model folder or hub id")
         if not isinstance(self.env_kwargs, dict):

@@ -27,7 +27,7 @@ def check_run(cfg: TrainerConfig, *, custom_env: bool = False, custom_model: boo
         check_env(cfg.env, cfg.env_kwargs)
     if not custom_model:
         check_model_path(cfg.model, cfg.gguf_file)
-    choose_engine(cfg.generation_engine)
+    choose_engine(cfg.generation_engine, mode=cfg.vllm_mode)
     trackers_for(cfg.report_to)
 
 
