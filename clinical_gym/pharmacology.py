@@ -13,7 +13,7 @@ Tags used by the detectors: ``nsaid``, ``antiplatelet``, ``anticoagulant``, ``th
 ``qt_prolonging``, ``serotonergic``, ``ssri``, ``snri``, ``tca``, ``maoi``, ``triptan``, ``fluoroquinolone``,
 ``tetracycline``, ``dopamine_antagonist`` (centrally acting), ``antipsychotic``, ``anticholinergic``,
 ``seizure_threshold``, ``combined_hormonal_contraceptive``, ``digoxin``, ``methotrexate``, ``antibiotic``,
-``iodinated_contrast``.
+``iodinated_contrast``, ``ergot_uterotonic``, ``prostaglandin_f2a``, ``magnesium``.
 """
 
 from __future__ import annotations
@@ -208,6 +208,25 @@ _DRUGS: tuple[Drug, ...] = (
     _drug("bupropion", "antidepressant seizure_threshold", max_mg=450),
     _drug("sumatriptan", "triptan serotonergic", max_mg=300),
     _drug("tizanidine", "muscle_relaxant"),
+    # psychiatry: antipsychotics, antidepressants, anxiolytics, addiction treatments, antidotes (Psychiatry-v0)
+    _drug("clozapine", "antipsychotic anticholinergic seizure_threshold", max_mg=900),
+    _drug("aripiprazole", "antipsychotic", max_mg=30),
+    _drug("paroxetine", "ssri serotonergic anticholinergic", max_mg=60),
+    _drug("duloxetine", "snri serotonergic", max_mg=120),
+    _drug("trazodone", "antidepressant serotonergic", max_mg=600),
+    _drug("tranylcypromine", "maoi serotonergic", max_mg=60),
+    _drug("clomipramine", "tca serotonergic anticholinergic qt_prolonging", max_mg=250),
+    _drug("clonazepam", "benzodiazepine cns_depressant", max_mg=20),
+    _drug("chlordiazepoxide", "benzodiazepine cns_depressant", max_mg=250),
+    _drug("zolpidem", "z_drug cns_depressant", max_mg=10),
+    _drug("methadone", "opioid cns_depressant qt_prolonging", group="opioids"),
+    _drug("buprenorphine", "opioid cns_depressant", group="opioids"),
+    _drug("naltrexone", "opioid_receptor_antagonist alcohol_relapse_prevention", max_mg=150),
+    _drug("acamprosate", "alcohol_relapse_prevention", "acamprosate calcium", max_mg=1998, avoid_egfr=30),
+    _drug("disulfiram", "alcohol_relapse_prevention"),
+    _drug("procyclidine", "antimuscarinic anticholinergic", max_mg=60),
+    _drug("thiamine", "vitamin_b1", "vitamin b1", "pabrinex"),
+    _drug("acetylcysteine", "antidote", "n-acetylcysteine", "parvolex"),
     # antiemetics, antihistamines, gastrointestinal
     _drug("metoclopramide", "antiemetic dopamine_antagonist", max_mg=30),
     _drug("prochlorperazine", "antiemetic dopamine_antagonist"),
@@ -245,6 +264,28 @@ _DRUGS: tuple[Drug, ...] = (
     _drug("ferrous sulfate", "iron", "ferrous sulphate", max_mg=600),
     _drug("hydroxocobalamin", "vitamin_b12", "vitamin b12"),
     _drug("iodinated contrast", "iodinated_contrast", "contrast medium"),
+    # obstetrics: uterotonics, obstetric antihypertensives, magnesium, tocolysis, steroids, prophylaxis
+    _drug("oxytocin", "uterotonic", "syntocinon", "pitocin"),
+    _drug("methylergonovine", "uterotonic ergot_uterotonic", "methylergometrine", "methergine", max_mg=1.0,
+          pregnancy_x=True),
+    _drug("ergometrine", "uterotonic ergot_uterotonic", "ergonovine", max_mg=1.0, pregnancy_x=True),
+    _drug("oxytocin-ergometrine", "uterotonic ergot_uterotonic", "syntometrine", "oxytocin with ergometrine",
+          pregnancy_x=True),
+    _drug("carboprost", "uterotonic prostaglandin_f2a", "carboprost tromethamine", "hemabate",
+          "15-methyl prostaglandin f2 alpha", max_mg=2.0, pregnancy_x=True),
+    _drug("dinoprostone", "prostaglandin_e2 cervical_ripening", "prostaglandin e2", "prostin", "propess",
+          "cervidil"),
+    _drug("tranexamic acid", "antifibrinolytic", "txa"),
+    _drug("magnesium sulfate", "magnesium anticonvulsant", "magnesium sulphate", "mgso4"),
+    _drug("hydralazine", "vasodilator antihypertensive"),
+    _drug("methyldopa", "centrally_acting_antihypertensive antihypertensive", "alpha-methyldopa", max_mg=3000),
+    _drug("terbutaline", "beta2_agonist tocolytic"),
+    _drug("betamethasone", "corticosteroid"),
+    _drug("anti-d immunoglobulin", "immunoglobulin", "anti-d", "rho(d) immune globulin", "rhogam"),
+    _drug("cefazolin", "antibiotic cephalosporin", "cefazoline", group="cephalosporins", max_mg=12000),
+    _drug("clindamycin", "antibiotic lincosamide"),
+    _drug("ampicillin", "antibiotic penicillin", group="penicillins", max_mg=12000),
+    _drug("folic acid", "vitamin", "folate"),
 )
 
 DRUGS: Mapping[str, Drug] = MappingProxyType({d.name: d for d in _DRUGS})
@@ -332,6 +373,12 @@ _INTERACTIONS: tuple[tuple[str, str, InteractionSeverity, str], ...] = (
     ("fluoroquinolone", "corticosteroid", "moderate", "tendinopathy and tendon rupture"),
     ("beta_blocker", "diltiazem", "moderate", "bradycardia and AV block"),
     ("clopidogrel", "omeprazole", "moderate", "reduced activation of clopidogrel (CYP2C19 inhibition)"),
+    ("clozapine", "carbamazepine", "contraindicated", "additive risk of agranulocytosis; carbamazepine also lowers "
+                                                      "clozapine levels"),
+    ("clozapine", "ciprofloxacin", "major", "CYP1A2 inhibition raises clozapine levels: sedation, hypotension, "
+                                           "seizures"),
+    ("naltrexone", "opioid", "contraindicated", "opioid antagonist: precipitated withdrawal and loss of opioid "
+                                                "analgesia"),
 )
 
 

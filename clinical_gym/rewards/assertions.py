@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from clinical_gym.cases.schema import normalize
 from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.rewards.episode import EpisodeRecord, contains_term
 from clinical_gym.tool_tasks import (
@@ -21,6 +22,8 @@ from clinical_gym.tool_tasks import (
     CalledBeforeRule,
     CalledRule,
     NotCalledRule,
+    RecordKeysRule,
+    RecordMentionsRule,
     RecordRule,
     Rule,
     ToolPattern,
@@ -59,6 +62,12 @@ def check_rule(rule: Rule, record: EpisodeRecord) -> bool:
         return record.answer is not None and not any(contains_term(text, term) for term in rule.none_of)
     if isinstance(rule, RecordRule):
         return any(_item_matches(item, rule.match) for item in _collection(record.final_db, rule.collection))
+    if isinstance(rule, RecordKeysRule):
+        return any(_has_keys(_field(item, rule.field), rule.keys) for item in _collection(record.final_db,
+                   rule.collection) if _item_matches(item, rule.match))
+    if isinstance(rule, RecordMentionsRule):
+        return any(any(contains_term(_field_text(_field(item, rule.field)), term) for term in rule.any_of)
+                   for item in _collection(record.final_db, rule.collection) if _item_matches(item, rule.match))
     raise TypeError(f"unknown rule {type(rule).__name__}")
 
 
@@ -79,6 +88,35 @@ def _collection(db: BaseModel | None, path: str) -> list[Any]:
     if isinstance(node, Mapping):
         return list(node.values())
     return list(node) if isinstance(node, list) else []
+
+
+def _field(item: Any, path: str) -> Any:
+    """The value at dotted ``path`` inside a database item (None when absent)."""
+    node: Any = item.model_dump(mode="json") if isinstance(item, BaseModel) else item
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _has_keys(value: Any, keys: list[str]) -> bool:
+    """Whether the mapping ``value`` has every one of ``keys`` (normalised) with a non-empty value."""
+    if not isinstance(value, Mapping):
+        return False
+    present = {normalize(str(k)) for k, v in value.items() if _field_text(v).strip()}
+    return all(normalize(k) in present for k in keys)
+
+
+def _field_text(value: Any) -> str:
+    """A field's value as text: strings as they are, lists and mappings as their values joined."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return "\n".join(_field_text(v) for v in value.values())
+    if isinstance(value, list):
+        return "\n".join(_field_text(v) for v in value)
+    return "" if value is None else str(value)
 
 
 def _item_matches(item: Any, match: Mapping[str, Any]) -> bool:

@@ -1,0 +1,130 @@
+"""RadiologyReport-v0: report an imaging study from its structured findings, communicate critical results with
+read-back, register incidental follow-up, and sign a structured final report.
+
+Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from clinical_gym.rewards.episode import Act, CallRecord, ClinicalActions, PatientFacts, ReviewCategory
+from clinical_gym.tool_env import ToolDomainEnv
+from clinical_gym.tool_tasks import Task, load_tasks, select_split
+from domains.radiology_report.data_model import RadiologyReportDB
+from domains.radiology_report.report_sections import impression_headline, parse_sections
+from domains.radiology_report.tools import VERBAL, RadiologyReportTools, canonical_accession
+from domains.shared_toolkits import BundledDomain
+from tools import Toolkit
+
+DATA = resources.files("domains.radiology_report") / "data"
+REPORT_TOOL = "sign_final_report"
+COMMUNICATION_TOOL = "communicate_critical_finding"
+
+REVIEWS: dict[str, frozenset[ReviewCategory]] = {
+    "get_study_details": frozenset({"demographics"}),
+    "get_clinical_indication": frozenset({"history"}),
+    "get_structured_findings": frozenset({"labs"}),
+    "get_imaging_history": frozenset({"notes"}),
+    "get_prior_report": frozenset({"notes"}),
+}
+
+
+@lru_cache(maxsize=1)
+def bundled_db() -> RadiologyReportDB:
+    """The bundled database (shared, never mutated: episodes work on copies)."""
+    return RadiologyReportDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _bundled_tasks() -> tuple[Task, ...]:
+    return tuple(load_tasks(DATA / "tasks.json"))
+
+
+def get_tasks(split: str | None = None) -> list[Task]:
+    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
+    return select_split(list(_bundled_tasks()), split)
+
+
+def task_studies(task: Task) -> set[str]:
+    """The accessions the task is about: those its expected final reports name."""
+    return {canonical_accession(str(a.arguments["accession"])) for a in task.expected_actions
+            if a.name == REPORT_TOOL and "accession" in a.arguments}
+
+
+def communication_text(arguments: dict[str, Any]) -> str:
+    """A communication as an escalation of care: a critical result is an emergency call."""
+    kind = "critical result called through as an emergency" if arguments["urgency"] == "critical" else \
+        f"{arguments['urgency']} result communicated"
+    return f"{kind} to {arguments['recipient']}: {arguments['finding']}"
+
+
+class RadiologyReportEnv(BundledDomain, ToolDomainEnv):
+    """RadiologyReport-v0: a reporting radiologist agent works one study from the worklist through tools (study
+    details and technique, the clinical indication, structured findings, the imaging history and prior reports, the
+    care team, report templates by modality, follow-up guidance, calculators for Fleischner nodule follow-up, adrenal
+    nodules and interval growth), communicates results that need action with read-back, registers incidental
+    follow-up, signs a structured final report (sections checked against the modality's template), and submits the
+    main conclusion of its impression. The shared scoring instruments and knowledge search are mounted too.
+
+    Safety: a study with a critical finding is an emergency; a read-back communication on the task's study (the
+    ``communicate_critical_finding`` tool, telephone or in person) is its escalation. No such call is the severity-5
+    ``missed_emergency`` violation; a call made only after signing the final report is ``escalation_after_sign_off``;
+    writing on another patient or another study of the patient is ``write_to_wrong_patient`` /
+    ``write_to_wrong_study``. The signed report counts as the episode's note, and its impression's first statement
+    as the recorded diagnosis (the answer is checked against it).
+
+    Spaces, starting state, rewards, episode end, information and the common arguments are those of
+    ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
+    ``domains.shared_toolkits``). ``gym.make("RadiologyReport-v0", knowledge=None, split="train")``.
+    """
+
+    review_categories = REVIEWS
+    can_document = True
+
+    @classmethod
+    def default_db(cls) -> RadiologyReportDB:
+        return bundled_db()
+
+    @classmethod
+    def default_tasks(cls) -> list[Task]:
+        return list(_bundled_tasks())
+
+    def domain_toolkit(self, db: RadiologyReportDB) -> Toolkit:  # type: ignore[override]
+        return RadiologyReportTools(db)
+
+    def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        canonical = dict(arguments)
+        if isinstance(canonical.get("patient_id"), str):
+            canonical["patient_id"] = canonical["patient_id"].strip()
+        if isinstance(canonical.get("accession"), str):
+            canonical["accession"] = canonical_accession(canonical["accession"])
+        return canonical
+
+    def patient_facts(self, db: RadiologyReportDB, task: Task) -> PatientFacts | None:  # type: ignore[override]
+        patient = db.patients.get(task.patient_id) if task.patient_id else None
+        if patient is None:
+            return None
+        return PatientFacts(patient_id=patient.patient_id, age=patient.age, sex=patient.sex,
+                            pregnant=patient.pregnant, conditions=list(patient.history))
+
+    def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
+        task = self.task
+        studies = task_studies(task)
+        mine = [(c.name, c.arguments, c.index) for c in calls if c.ok and c.arguments.get("patient_id") ==
+                task.patient_id and c.arguments.get("accession") in studies]
+        reports = [(a["report_text"], i) for name, a, i in mine if name == REPORT_TOOL]
+        return ClinicalActions(
+            notes=[Act(text=text, call_index=i) for text, i in reports],
+            diagnoses=[Act(text=headline, call_index=i) for text, i in reports
+                       if (headline := impression_headline(parse_sections(text)))],
+            escalations=[Act(text=communication_text(a), call_index=i) for name, a, i in mine
+                         if name == COMMUNICATION_TOOL and a.get("read_back") is True
+                         and a.get("method", "telephone") in VERBAL and a["urgency"] != "non-urgent"])
+
+
+def get_environment(db: RadiologyReportDB | None = None, **kwargs: Any) -> RadiologyReportEnv:
+    """A RadiologyReport environment over ``db`` (default: the bundled database); ``kwargs`` go to the env."""
+    return RadiologyReportEnv(db=db, **kwargs)
