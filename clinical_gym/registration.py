@@ -32,6 +32,14 @@ ENVIRONMENTS: tuple[EnvInfo, ...] = (
             "Check interactions, CYP450 metabolism, renal dosing and allergy cross-reactivity through tools, then act and advise (Healthcare AI GYM)."),
     EnvInfo("MedicalQA-v0", "domains.medical_qa.environment:MedicalQAEnv", "tool",
             "Answer multiple-choice clinical vignette questions with the question bank, reference ranges, guideline summaries and option elimination, then submit the letter (Healthcare AI GYM)."),
+    EnvInfo("ClinicalPathway-v0", "domains.pathways.environment:ClinicalPathwayEnv", "tool",
+            "Take one patient through a multi-phase pathway (chest pain, diabetic emergency, stroke, sepsis, post-operative, febrile child): each phase opens its domain's tools, with hand-overs and time limits, graded per phase and overall (Healthcare AI GYM)."),
+    EnvInfo("Obstetrics-v0", "domains.obstetrics.environment:ObstetricsEnv", "tool",
+            "Date pregnancies, classify fetal heart tracings, treat hypertensive disorders, stage postpartum haemorrhage and prescribe safely in pregnancy and breastfeeding through tools (Healthcare AI GYM)."),
+    EnvInfo("RadiologyReport-v0", "domains.radiology_report.environment:RadiologyReportEnv", "tool",
+            "Report imaging studies from structured findings and priors in the modality's template, communicate critical results with read-back before signing, and apply follow-up rules for incidental findings (Healthcare AI GYM)."),
+    EnvInfo("Psychiatry-v0", "domains.psychiatry.environment:PsychiatryEnv", "tool",
+            "Screen suicide risk, score PHQ-9/GAD-7 and substance use, examine the mental state, manage psychotropic side effects and safety plans, and decide the disposition through tools (Healthcare AI GYM)."),
 )
 
 

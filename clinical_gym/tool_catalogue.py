@@ -33,7 +33,9 @@ class ToolRow:
 
 @dataclass(frozen=True)
 class DomainRow:
-    """One tool-using environment: its tools (its own toolkit's and the shared ones) and tasks (by split)."""
+    """One tool-using environment: its tools (its own, and the ones every domain mounts: scoring instruments,
+    knowledge search, ``think`` / ``submit_answer``) and tasks (by split). A multi-phase environment's tools are the
+    union over its tasks."""
 
     env_id: str
     description: str
@@ -65,8 +67,15 @@ def resolve_domain(name: str) -> EnvInfo:
 
 
 def _bound_tools(env_id: str) -> tuple[gym.Env, dict]:
+    """The environment and every tool it offers over its tasks (as reset announces them), bound."""
     env = gym.make(env_id).unwrapped
-    return env, dict(env._toolkit(env.domain_toolkit(env.base_db)).tools)
+    bound: dict = {}
+    for task in env.tasks:
+        _, info = env.reset(seed=0, options={"task_id": task.id})
+        for schema in info["tools"]:
+            name = schema["function"]["name"]
+            bound.setdefault(name, env.toolkit.tools[name])
+    return env, bound
 
 
 def catalogue(env_ids: Iterable[str] | None = None) -> tuple[list[ToolRow], list[DomainRow]]:
@@ -77,7 +86,7 @@ def catalogue(env_ids: Iterable[str] | None = None) -> tuple[list[ToolRow], list
     domains: list[DomainRow] = []
     for env_id in ids:
         env, bound = _bound_tools(env_id)
-        own_toolkit = type(env.domain_toolkit(env.base_db)).__name__
+        shared = {name for toolkit in env._shared for name in toolkit.tools}  # instruments, knowledge, episode tools
         kinds: dict[str, int] = {}
         own = 0
         for name, tool in bound.items():
@@ -85,7 +94,7 @@ def catalogue(env_ids: Iterable[str] | None = None) -> tuple[list[ToolRow], list
                                                  tool.spec.description.strip().splitlines()[0]))
             row.envs.append(env_id)
             kinds[tool.spec.kind.value] = kinds.get(tool.spec.kind.value, 0) + 1
-            own += tool.owner == own_toolkit
+            own += name not in shared
         tasks = list(env.tasks)
         test = sum(split_of(t.id) == "test" for t in tasks)
         domains.append(DomainRow(env_id, descriptions[env_id], own, len(bound) - own, kinds, len(tasks),
@@ -115,9 +124,9 @@ def domains_markdown(tools: Sequence[ToolRow], domains: Sequence[DomainRow]) -> 
         "(`tests/test_tool_catalogue.py` fails when this page and the code disagree).",
         "",
         f"{n_envs} tool-using environments, {len(tools)} distinct tools, "
-        f"{sum(d.tasks for d in domains)} tasks. Each environment mounts its domain's own toolkit, the "
-        f"{len(everywhere)} tools every domain shares (scoring instruments, knowledge search, `think`, "
-        "`submit_answer`) and, for some domains, a few more shared ones. "
+        f"{sum(d.tasks for d in domains)} tasks. Each environment offers its own tools (a pathway's phases open "
+        f"tools of other domains too) and the {len(everywhere)} tools every domain shares (scoring instruments, "
+        "knowledge search, `think`, `submit_answer`); counts are over all of an environment's tasks. "
         "How to add a domain: [domains/README.md](../domains/README.md).",
         "",
         "| environment | own tools | shared tools | all tools | read / write / think / submit | tasks (train / test) |",

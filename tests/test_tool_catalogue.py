@@ -21,13 +21,16 @@ def rows():
 
 
 def offered(env_id: str) -> dict[str, str]:
-    """Tool name -> kind as the environment itself announces them (reset info and system prompt)."""
+    """Tool name -> kind as the environment itself announces them in the reset info, over all its tasks (a
+    multi-phase environment offers each pathway's tools)."""
     env = gym.make(env_id)
-    _, info = env.reset(seed=0)
-    names = [t["function"]["name"] for t in info["tools"]]
-    kinds = env.unwrapped.tool_kinds
+    kinds: dict[str, str] = {}
+    for task in env.unwrapped.tasks:
+        _, info = env.reset(seed=0, options={"task_id": task.id})
+        bound = env.unwrapped.toolkit.tools
+        kinds |= {t["function"]["name"]: bound[t["function"]["name"]].spec.kind.value for t in info["tools"]}
     env.close()
-    return {n: kinds[n].value for n in names}
+    return kinds
 
 
 def test_the_catalogue_lists_exactly_what_each_environment_offers(rows):

@@ -1,0 +1,1 @@
+"""ClinicalPathway-v0: multi-phase clinical journeys (triage, assessment, treatment, disposition) over one patient."""
