@@ -7,6 +7,7 @@ each repeat with new reset seeds. Without an episode count, each case (or task) 
 
 from __future__ import annotations
 
+import importlib
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,6 @@ import numpy as np
 import clinical_gym
 from clinical_gym.cases import Case, load_cases
 from clinical_gym.registration import ENVIRONMENTS
-from clinical_gym.tool_tasks import load_tasks
 
 TOOL_FAMILY = "tool"
 CASE_FAMILIES = ("inquiry", "workup")
@@ -91,6 +91,15 @@ class EnvPlan:
         return gym.make(self.env_id, **self.kwargs)
 
 
+def _env_class(env_id: str) -> Any:
+    """The class behind a registered id (its entry point, imported)."""
+    entry = gym.spec(env_id).entry_point
+    if not isinstance(entry, str):
+        return entry
+    module, _, name = entry.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | None, episodes: int | None, seed: int,
              env_kwargs: Mapping[str, Any]) -> EnvPlan:
     """The plan of one environment. ``cases``: a case set or file for the case families (see ``case_set``);
@@ -108,7 +117,7 @@ def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | 
         kwargs.update(cases=found)
     else:
         if tasks:
-            kwargs["tasks"] = load_tasks(tasks)
+            kwargs["tasks"] = _env_class(env_id).load_task_file(tasks)
         kwargs["split"] = split
     probe = gym.make(env_id, **kwargs)
     try:

@@ -8,6 +8,7 @@ below; ``domains/README.md`` walks through adding one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from annotated_types import MinLen
@@ -24,9 +25,9 @@ from clinical_gym.rewards.episode import (
     ReviewCategory,
     SubmittedAnswer,
 )
-from clinical_gym.rewards.five_d import FiveDConfig, FiveDReward, FiveDResult
+from clinical_gym.rewards.five_d import FiveDConfig, FiveDResult, FiveDReward
 from clinical_gym.spaces import UnicodeText
-from clinical_gym.tool_tasks import Task, select_split
+from clinical_gym.tool_tasks import Task, load_tasks, select_split
 from tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls, tool
 from tools.calls import EXAMPLE
 
@@ -167,6 +168,11 @@ class ToolDomainEnv(ClinicalEnv):
     def policy_text(cls) -> str:
         """The domain's policy (``policy.md``), the first part of the system prompt."""
         raise NotImplementedError
+
+    @classmethod
+    def load_task_file(cls, path: str | Path) -> list[Any]:
+        """Tasks from a JSON file, in the form this environment's ``tasks=`` argument takes."""
+        return load_tasks(path)
 
     def domain_toolkit(self, db: DomainDB) -> Toolkit:
         """The domain's tools, bound to ``db`` (the episode's copy)."""

@@ -193,3 +193,18 @@ def test_an_llm_judge_scores_inquiry_episodes_and_its_failures_are_counted_apart
     summary = json.loads((tmp_path / "broken" / "summary.json").read_text())["envs"][0]["agents"][0]
     assert summary["judge_errors"] == 1 and summary["metrics"]["judge_diagnosis"]["n"] == 1
     assert summary["metrics"]["accuracy"]["mean"] == 1.0 and summary["metrics"]["accuracy"]["n"] == 2
+
+
+def test_a_task_file_is_read_in_the_form_each_tool_environment_takes(tmp_path):
+    """A pathway task file has phase fields the plain task model rejects: each env reads its own task files."""
+    import shutil
+    from importlib import resources
+
+    pathways = tmp_path / "pathway_tasks.json"
+    shutil.copy(resources.files("domains.pathways") / "data" / "tasks.json", pathways)
+    plan = plan_env("ClinicalPathway-v0", cases=None, tasks=str(pathways), split=None, episodes=3, seed=0,
+                    env_kwargs={})
+    assert plan.episodes == 3 and len(plan.case_ids) == 42 and plan.make().unwrapped.tasks[0].phases
+    triage = tmp_path / "triage_tasks.json"
+    shutil.copy(resources.files("domains.triage") / "data" / "tasks.json", triage)
+    assert plan_env("Triage-v0", cases=None, tasks=str(triage), split=None, episodes=2, seed=0, env_kwargs={}).case_ids

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
@@ -424,6 +425,14 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
                                     windows=self.tracker.windows())
 
     # -- pieces --------------------------------------------------------------------------------------------------
+    @classmethod
+    def load_task_file(cls, path: str | Path) -> list[Any]:
+        """The task entries of a JSON file (a list of objects); ``tasks=`` resolves them against the pathways."""
+        entries = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise ValueError(f"{path}: a pathway task file holds a JSON list of task objects")
+        return entries
+
     def _resolve(self, task: PathwayTask | Task | Mapping[str, Any]) -> PathwayTask:
         if isinstance(task, PathwayTask):
             return task
