@@ -2,7 +2,8 @@
 process's RNG states, and the trainer state (step, data position). A checkpoint is written in a temporary folder
 that is renamed into place once complete, so a run killed while saving never leaves a checkpoint resume could use.
 
-Layout: ``<root>/step-000012/{model/, optimizer.pt, scheduler.pt, rng_state_<rank>.pt, trainer_state.json}``.
+Layout: ``<root>/step-000012/{model/, optimizer.pt, scheduler.pt, rng_state_<rank>.pt, trainer_state.json}``,
+plus ``<name>.safetensors`` for each extra module a trainer passes (e.g. a value head).
 Files are written and read with ``torch.save``/``torch.load(weights_only=False)``: load only checkpoints you wrote.
 """
 
@@ -13,6 +14,7 @@ import os
 import random
 import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +40,10 @@ def latest_checkpoint(root: str | Path) -> Path | None:
 
 
 def save_checkpoint(root: str | Path, step: int, *, accelerator: Any, model: Any, optimizer: Any, scheduler: Any,
-                    state: dict[str, Any], tokenizer: Any | None = None, keep: int = 2) -> Path:
-    """Write checkpoint ``step`` atomically and keep the newest ``keep``; every process must call it."""
+                    state: dict[str, Any], tokenizer: Any | None = None, keep: int = 2,
+                    modules: Mapping[str, Any] | None = None) -> Path:
+    """Write checkpoint ``step`` atomically and keep the newest ``keep``; every process must call it. ``modules``:
+    extra modules saved whole as ``<name>.safetensors``."""
     final = checkpoint_dir(root, step)
     tmp = final.with_name(TMP_PREFIX + final.name)
     if accelerator.is_main_process:
@@ -53,6 +57,8 @@ def save_checkpoint(root: str | Path, step: int, *, accelerator: Any, model: Any
             tokenizer.save_pretrained(tmp / "model")
         torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
         torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
+        for name, module in (modules or {}).items():
+            save_module(accelerator.unwrap_model(module), tmp / f"{name}.safetensors")
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         (tmp / STATE_FILE).write_text(json.dumps({**state, "step": step}, indent=1), encoding="utf-8")
@@ -64,11 +70,14 @@ def save_checkpoint(root: str | Path, step: int, *, accelerator: Any, model: Any
     return final
 
 
-def load_checkpoint(path: str | Path, *, accelerator: Any, model: Any, optimizer: Any,
-                    scheduler: Any) -> dict[str, Any]:
-    """Restore weights, optimizer, scheduler and this process's RNG states; the saved trainer state."""
+def load_checkpoint(path: str | Path, *, accelerator: Any, model: Any, optimizer: Any, scheduler: Any,
+                    modules: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Restore weights, optimizer, scheduler, the extra ``modules`` and this process's RNG states; the saved
+    trainer state."""
     path = Path(path)
     load_weights(accelerator.unwrap_model(model), path / "model")
+    for name, module in (modules or {}).items():
+        load_module(accelerator.unwrap_model(module), path / f"{name}.safetensors")
     optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False))
     scheduler.load_state_dict(torch.load(path / "scheduler.pt", weights_only=False))
     rng_file = path / f"rng_state_{accelerator.process_index}.pt"
@@ -100,6 +109,19 @@ def load_weights(model: Any, folder: Path) -> None:
     from safetensors.torch import load_model
 
     load_model(model, str(folder / "model.safetensors"), device=str(next(model.parameters()).device))
+
+
+def save_module(module: Any, file: Path) -> None:
+    """All of ``module``'s weights as one safetensors file."""
+    from safetensors.torch import save_model
+
+    save_model(module, str(file))
+
+
+def load_module(module: Any, file: Path) -> None:
+    from safetensors.torch import load_model
+
+    load_model(module, str(file), device=str(next(module.parameters()).device))
 
 
 def capture_rng() -> dict[str, Any]:

@@ -19,15 +19,30 @@ def token_logprobs(model: Any, input_ids: torch.Tensor, attention_mask: torch.Te
     keep = torch.zeros_like(input_ids, dtype=torch.bool)
     keep[:, :-1] = wanted
     logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep).logits  # [n, vocab]
-    targets = input_ids[:, 1:][wanted]
-    picked = []
+    picked, _ = logprobs_from_logits(logits, input_ids[:, 1:][wanted], temperature)
+    out = torch.zeros(loss_mask.shape, dtype=torch.float, device=input_ids.device)
+    if picked.numel():
+        out[wanted] = picked
+        return out
+    return out + 0.0 * logits.sum()  # no generated token here: still part of the graph, so backward() works
+
+
+def logprobs_from_logits(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0, *,
+                         entropy: bool = False, entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``log softmax(logits / temperature)`` at ``targets`` for rows of logits [n, vocab] and targets [n], and with
+    ``entropy`` the entropy of each row's distribution (differentiable only with ``entropy_grad``), reduced
+    ``CHUNK_ROWS`` rows at a time in float32."""
+    picked, entropies = [], []
     for start in range(0, targets.shape[0], CHUNK_ROWS):
         rows = logits[start:start + CHUNK_ROWS].float()
         rows = rows / temperature if temperature != 1 else rows
         chosen = rows.gather(-1, targets[start:start + CHUNK_ROWS, None]).squeeze(-1)
-        picked.append(chosen - torch.logsumexp(rows, dim=-1))
-    out = torch.zeros(loss_mask.shape, dtype=torch.float, device=input_ids.device)
-    if picked:
-        out[wanted] = torch.cat(picked)
-        return out
-    return out + 0.0 * logits.sum()  # no generated token here: still part of the graph, so backward() works
+        normaliser = torch.logsumexp(rows, dim=-1)
+        picked.append(chosen - normaliser)
+        if entropy:
+            with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
+                # H = logsumexp(z) − Σ softmax(z) z
+                entropies.append(normaliser - (torch.softmax(rows, dim=-1) * rows).sum(dim=-1))
+    empty = logits.new_zeros(0, dtype=torch.float)
+    row_entropy = (torch.cat(entropies) if entropies else empty) if entropy else None
+    return (torch.cat(picked) if picked else empty), row_entropy

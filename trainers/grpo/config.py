@@ -31,6 +31,11 @@ class GRPOConfig(TrainerConfig):
         dynamic_sampling: drop groups whose rewards are all equal (zero advantage) and refill with new cases.
         max_refill_rounds: most extra collection rounds per step; if groups are still missing, the step trains on
         the groups it has (on all collected groups, with zero advantages, when none has variance).
+
+    > Reward (opt-in length control, trainers.common.length_reward)
+        cosine_reward: train on the cosine length reward of TT-OPD (Eq. 3) instead of the environment's reward: a
+        correct episode earns cosine_r_max at 0 generated tokens falling to cosine_r_min at cosine_max_length, a
+        wrong one 0 falling to -cosine_r_wrong, an episode cut by a limit (or longer) cosine_r_penalty.
     """
 
     output_dir: str = option("run folder: metrics.jsonl and checkpoints/", default="runs/grpo")
@@ -47,6 +52,15 @@ class GRPOConfig(TrainerConfig):
     num_minibatches: int = option("optimizer steps per pass over the batch", default=2)
     dynamic_sampling: bool = option("drop zero-variance groups and refill", default=True)
     max_refill_rounds: int = option("most extra collection rounds per step", default=3)
+    cosine_reward: bool = option("train on the cosine length reward (TT-OPD Eq. 3) instead of the environment's",
+                                 default=False)
+    cosine_r_max: float = option("cosine reward: R_max, a correct answer of 0 tokens", default=1.1)
+    cosine_r_min: float = option("cosine reward: R_min, a correct answer of L_max tokens", default=0.7)
+    cosine_r_wrong: float | None = option("cosine reward: magnitude of a wrong answer's reward at L_max "
+                                          "(none: |R_min| as printed in Eq. 3)", default=0.3)
+    cosine_r_penalty: float = option("cosine reward: R_penalty, an episode cut by a limit or over L_max",
+                                     default=-0.5)
+    cosine_max_length: int = option("cosine reward: L_max, generated tokens per episode", default=12288)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -69,3 +83,7 @@ class GRPOConfig(TrainerConfig):
             raise ValueError(f"loss_constant must be >= 1, got {self.loss_constant}")
         if self.max_refill_rounds < 0:
             raise ValueError(f"max_refill_rounds must be >= 0, got {self.max_refill_rounds}")
+        from clinical_gym.rewards.cosine_length import CosineLengthReward  # here: the rewards package is not light
+
+        CosineLengthReward(self.cosine_r_max, self.cosine_r_min, self.cosine_r_wrong, self.cosine_r_penalty,
+                           self.cosine_max_length)  # raises ValueError on bad constants

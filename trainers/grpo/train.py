@@ -28,6 +28,7 @@ from trainers.common.batch import TokenBatch, pack
 from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from trainers.common.config_cli import add_config_arguments, config_from_args
 from trainers.common.generation import generation_policy
+from trainers.common.length_reward import cosine_length_rewards, cosine_reward_from
 from trainers.common.logprobs import token_logprobs
 from trainers.common.losses import k3_kl, token_weights
 from trainers.common.metrics_log import MetricsLog
@@ -37,6 +38,9 @@ from trainers.common.optim import make_optimizer, make_scheduler
 from trainers.common.sampler import CaseSampler
 from trainers.grpo.config import GRPOConfig
 
+# Keeps a group for training (dynamic sampling); an extra per-sequence loss term given a micro-batch and its logprobs.
+GroupFilter = Callable[[Sequence[Trajectory]], bool]
+ExtraLoss = Callable[[TokenBatch, torch.Tensor], torch.Tensor]
 
 # ---------------------------------------------------------------------------------------------------------------
 # GRPO logic
@@ -69,10 +73,12 @@ def grpo_token_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, ref_logp
 
 
 def collect_groups(collector: RolloutCollector, sampler: CaseSampler, cfg: GRPOConfig, step: int,
-                   accelerator: Any) -> tuple[list[list[Trajectory]], list[list[Trajectory]], int]:
+                   accelerator: Any, keep: GroupFilter | None = None
+                   ) -> tuple[list[list[Trajectory]], list[list[Trajectory]], int]:
     """Groups to train on, every group collected, and the refill rounds used. Each group is G rollouts of one case
     (``reset(seed=..., options={"case_id": ...})`` with per-rollout seeds). With dynamic sampling (DAPO), groups
-    whose rewards are all equal are dropped and new cases collected, at most ``max_refill_rounds`` more times."""
+    that ``keep`` rejects (default: groups whose training rewards are all equal) are dropped and new cases
+    collected, at most ``max_refill_rounds`` more times."""
     kept: list[list[Trajectory]] = []
     seen: list[list[Trajectory]] = []
     rounds = 1 + (cfg.max_refill_rounds if cfg.dynamic_sampling else 0)
@@ -85,11 +91,23 @@ def collect_groups(collector: RolloutCollector, sampler: CaseSampler, cfg: GRPOC
         trajectories = collector.collect(specs, seed=episode_seeds[-1])
         groups = [trajectories[i:i + cfg.group_size] for i in range(0, len(trajectories), cfg.group_size)]
         seen += groups
-        kept += [g for g in groups if not cfg.dynamic_sampling or len({t.reward for t in g}) > 1]
+        kept += [g for g in groups if not cfg.dynamic_sampling or (keep(g) if keep else has_reward_variance(g, cfg))]
         if _fewest(accelerator, len(kept)) >= cfg.groups_per_step:
             break
     usable = _fewest(accelerator, len(kept))  # every process must run the same number of backward passes
     return (kept[:usable] if usable else seen[:cfg.groups_per_step]), seen, round_index
+
+
+def has_reward_variance(group: Sequence[Trajectory], cfg: GRPOConfig) -> bool:
+    """Whether the group's training rewards (``episode_rewards``) are not all equal."""
+    return len(set(episode_rewards(group, cfg))) > 1
+
+
+def episode_rewards(trajectories: Sequence[Trajectory], cfg: GRPOConfig) -> list[float]:
+    """The reward each episode trains on: the environment's, or the cosine length reward with ``cosine_reward``."""
+    if cfg.cosine_reward:
+        return cosine_length_rewards(trajectories, cosine_reward_from(cfg))
+    return [t.reward for t in trajectories]
 
 
 def add_old_and_ref_logprobs(model: Any, reference: Reference, batch: TokenBatch, cfg: GRPOConfig) -> TokenBatch:
@@ -113,10 +131,13 @@ def add_old_and_ref_logprobs(model: Any, reference: Reference, batch: TokenBatch
 
 
 def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, optimizer: Any, scheduler: Any,
-           generator: torch.Generator) -> dict[str, float]:
+           generator: torch.Generator, extra_loss: ExtraLoss | None = None) -> dict[str, float]:
     """``num_iterations`` passes over the batch, each split into ``num_minibatches`` optimizer steps; micro-batches
     accumulate gradients. Returns the update's loss statistics, and the gap between the rollout's sampling
-    logprobs and π_θ_old's (near 0 unless tokens or numerics drift between generation and training)."""
+    logprobs and π_θ_old's (near 0 unless tokens or numerics drift between generation and training).
+
+    ``extra_loss(micro_batch, logprobs)`` adds a per-sequence term (shape [rows]) to the objective, averaged over
+    the minibatch's sequences like the GRPO term (TT-OPD's distillation); ``losses/policy_loss`` excludes it."""
     sums: dict[str, float] = defaultdict(float)
     grad_norms: list[float] = []
     constant = cfg.loss_constant or cfg.max_episode_tokens
@@ -125,10 +146,11 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
         for minibatch_rows in order.tensor_split(cfg.num_minibatches):
             minibatch = batch.select(minibatch_rows)
             # Eq. 5: aggregation weights (token-mean, sequence-mean or the Dr. GRPO constant) over the minibatch
+            sequences = float(accelerator.reduce(torch.tensor(float(len(minibatch)), device=accelerator.device),
+                                                 "sum"))
             weights = token_weights(minibatch.loss_mask, cfg.loss_aggregation, constant,
                                     total_tokens=float(accelerator.reduce(minibatch.loss_mask.sum(), "sum")),
-                                    total_sequences=float(accelerator.reduce(
-                                        torch.tensor(float(len(minibatch)), device=accelerator.device), "sum")))
+                                    total_sequences=sequences)
             optimizer.zero_grad(set_to_none=True)
             starts = range(0, len(minibatch), cfg.micro_batch_size)
             for start in starts:
@@ -139,10 +161,13 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
                 old = micro.old_logprobs if micro.old_logprobs is not None else logprobs.detach()
                 per_token, parts = grpo_token_loss(logprobs, old, micro.ref_logprobs, micro.advantages, cfg)
                 # DDP averages gradients over processes; the weights already divide by the global total
-                loss = (per_token * weights[rows, :mask.shape[1]]).sum() * accelerator.num_processes
+                policy_loss = (per_token * weights[rows, :mask.shape[1]]).sum() * accelerator.num_processes
+                loss = policy_loss
+                if extra_loss is not None:
+                    loss = loss + extra_loss(micro, logprobs).sum() / sequences * accelerator.num_processes
                 with nullcontext() if start == starts[-1] else accelerator.no_sync(model):
                     accelerator.backward(loss)
-                sums["loss"] += loss.item() / accelerator.num_processes
+                sums["loss"] += policy_loss.item() / accelerator.num_processes
                 sums["tokens"] += float(mask.sum())
                 for name, value in parts.items():
                     sums[name] += float((value * mask).sum())
@@ -226,8 +251,9 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
         trajectories = [t for group in groups for t in group]
         rollout_s = time.perf_counter() - began
 
-        # 2. group-relative advantages (Eq. 1), one per episode, shared by its generated tokens
-        rewards = torch.tensor([[t.reward for t in group] for group in groups], dtype=torch.float)
+        # 2. group-relative advantages (Eq. 1), one per episode, shared by its generated tokens; the episode reward
+        #    is the environment's, or the cosine length reward (TT-OPD Eq. 3) with --cosine-reward
+        rewards = torch.tensor([episode_rewards(group, cfg) for group in groups], dtype=torch.float)
         advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon).flatten()
 
         # 3. tokens with environment tokens masked; reference (and, for off-policy updates, old-policy) logprobs
@@ -243,6 +269,7 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
         # 5. metrics and checkpoint
         all_seen = [t for group in seen for t in group]
         metrics = {**rollout_metrics(all_seen), **env_metrics(all_seen, domain), **losses,
+                   "rollout/train_reward_mean": float(rewards.mean()),
                    "rollout/kept_groups": float(len(groups)), "rollout/refill_rounds": float(refills),
                    "charts/learning_rate": float(scheduler.get_last_lr()[0]),
                    "charts/rollout_s": rollout_s, "charts/step_s": time.perf_counter() - began}

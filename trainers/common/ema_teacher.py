@@ -1,0 +1,229 @@
+"""A teacher policy that trails the student: an exponential moving average (EMA) of its weights,
+θ_T ← α θ_T + (1 − α) θ_S (Tarvainen & Valpola, 2017), and hard copies θ_T ← θ_S.
+
+For a peft LoRA model the teacher is a second adapter (``"teacher"``) in the same model, switched in for the
+teacher's logprobs: the EMA runs over adapter weights only and costs no second base model. Otherwise the teacher is
+a frozen copy of the whole model. Low-precision weights keep a float32 master copy of the teacher so that small EMA
+steps are not rounded away.
+
+Checkpoints: ``save_with_checkpoint`` writes the teacher (weights and counters) inside the trainer's checkpoint
+folder as ``teacher/``, atomically with it: the teacher is staged first, so a checkpoint that exists always has its
+teacher (``load_from_checkpoint``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from trainers.common.logprobs import token_logprobs
+from trainers.common.model import eval_mode
+
+TEACHER_DIR = "teacher"
+WEIGHTS_FILE = "teacher.safetensors"
+STATE_FILE = "teacher.json"
+STAGED_PREFIX = ".teacher-"
+
+
+class EMATeacher:
+    """The teacher of ``model`` (its unwrapped policy), initialised to the student's weights.
+
+    ``ema_update``/``copy_from`` move it; ``logprobs`` scores tokens under it; ``age`` says how many steps ago it
+    was last moved. ``state_dict``/``load_state_dict`` hold its weights (float32 master copies included) and
+    counters.
+    """
+
+    def __init__(self, model: Any, adapter_name: str = "teacher") -> None:
+        self.uses_adapters = hasattr(model, "peft_config")
+        self.adapter_name = adapter_name
+        self.copy: Any | None = None
+        if self.uses_adapters:
+            self.student_adapter = model.active_adapter
+            if adapter_name == self.student_adapter:
+                raise ValueError(f"the teacher adapter needs its own name, not the student's ({adapter_name!r})")
+            if adapter_name not in model.peft_config:
+                model.add_adapter(adapter_name, copy.deepcopy(model.peft_config[self.student_adapter]))
+            pairs = _adapter_pairs(model, self.student_adapter, adapter_name)
+        else:
+            self.copy = copy.deepcopy(model).eval().requires_grad_(False)
+            teacher_params = dict(self.copy.named_parameters())
+            pairs = [(name, teacher_params[name], p) for name, p in model.named_parameters()]
+        if not pairs:
+            raise ValueError("the model has no weights for a teacher to follow")
+        self.names = [name for name, _, _ in pairs]
+        self._teacher = [t.requires_grad_(False) for _, t, _ in pairs]
+        self._student = [s for _, _, s in pairs]
+        # float32 master copies for low-precision teacher weights (EMA steps of (1 − α) ≈ 0.005 vanish in bfloat16)
+        self._master = [t.detach().float().clone() if t.dtype in (torch.float16, torch.bfloat16) else None
+                        for t in self._teacher]
+        self.ema_updates = 0
+        self.copies = 0
+        self.last_ema_step = 0
+        self.last_copy_step = 0
+        self.copy_from(step=0)
+        self.copies = 0
+
+    # -- moving the teacher ---------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def ema_update(self, alpha: float, step: int) -> None:
+        """θ_T ← α θ_T + (1 − α) θ_S over every followed weight."""
+        if not 0 <= alpha <= 1:
+            raise ValueError(f"the EMA decay alpha must be in [0, 1], got {alpha}")
+        for teacher, master, student in zip(self._teacher, self._master, self._student, strict=True):
+            target = teacher if master is None else master
+            target.mul_(alpha).add_(student.detach().to(target.dtype), alpha=1 - alpha)
+            if master is not None:
+                teacher.copy_(master)
+        self.ema_updates += 1
+        self.last_ema_step = step
+
+    @torch.no_grad()
+    def copy_from(self, step: int) -> None:
+        """θ_T ← θ_S (a hard copy, or a reset)."""
+        for teacher, master, student in zip(self._teacher, self._master, self._student, strict=True):
+            teacher.copy_(student.detach())
+            if master is not None:
+                master.copy_(student.detach())
+        self.copies += 1
+        self.last_copy_step = step
+
+    def age(self, step: int) -> dict[str, float]:
+        """``teacher/*`` metrics at ``step``: steps since the last hard copy (or the start) and since the teacher last
+        moved (EMA update or copy), and how many EMA updates and hard copies happened."""
+        return {"teacher/steps_since_copy": float(step - self.last_copy_step),
+                "teacher/steps_since_update": float(step - max(self.last_ema_step, self.last_copy_step)),
+                "teacher/ema_updates": float(self.ema_updates), "teacher/hard_copies": float(self.copies)}
+
+    @torch.no_grad()
+    def distance(self) -> float:
+        """‖θ_T − θ_S‖ / ‖θ_S‖ over the followed weights (0 right after a copy)."""
+        diff = sum(float((t.float() - s.detach().float()).pow(2).sum())
+                   for t, s in zip(self._teacher, self._student, strict=True))
+        norm = sum(float(s.detach().float().pow(2).sum()) for s in self._student)
+        return (diff / norm) ** 0.5 if norm > 0 else diff ** 0.5
+
+    # -- using the teacher ----------------------------------------------------------------------------------------
+    @contextmanager
+    def active(self, model: Any) -> Iterator[Any]:
+        """The teacher as a module to call, in eval mode: ``model`` with the teacher adapter switched in (restored
+        afterwards, trainable flags included), or the frozen copy."""
+        if not self.uses_adapters:
+            yield self.copy
+            return
+        flags = [p.requires_grad for p in model.parameters()]
+        model.set_adapter(self.adapter_name)
+        try:
+            with eval_mode(model):
+                yield model
+        finally:
+            model.set_adapter(self.student_adapter)
+            for p, flag in zip(model.parameters(), flags, strict=True):
+                p.requires_grad_(flag)
+
+    def logprobs(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_mask: torch.Tensor,
+                 temperature: float) -> torch.Tensor:
+        """``token_logprobs`` under the teacher, without gradients (``model``: the unwrapped student)."""
+        with torch.no_grad(), self.active(model) as teacher:
+            return token_logprobs(teacher, input_ids, attention_mask, loss_mask, temperature)
+
+    # -- state --------------------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        weights = {name: (t if m is None else m).detach().cpu().clone()
+                   for name, t, m in zip(self.names, self._teacher, self._master, strict=True)}
+        return {"weights": weights, "ema_updates": self.ema_updates, "copies": self.copies,
+                "last_ema_step": self.last_ema_step, "last_copy_step": self.last_copy_step}
+
+    @torch.no_grad()
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        weights = state["weights"]
+        if set(weights) != set(self.names):
+            raise ValueError("the saved teacher's weights do not match this model's")
+        for name, teacher, master in zip(self.names, self._teacher, self._master, strict=True):
+            value = weights[name].to(teacher.device)
+            teacher.copy_(value)
+            if master is not None:
+                master.copy_(value)
+        for key in ("ema_updates", "copies", "last_ema_step", "last_copy_step"):
+            setattr(self, key, int(state[key]))
+
+    def save(self, folder: str | Path) -> None:
+        """Weights (safetensors) and counters (JSON) into ``folder``."""
+        from safetensors.torch import save_file
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        state = self.state_dict()
+        save_file({k: v.contiguous() for k, v in state.pop("weights").items()}, str(folder / WEIGHTS_FILE))
+        (folder / STATE_FILE).write_text(json.dumps(state, indent=1), encoding="utf-8")
+
+    def load(self, folder: str | Path) -> None:
+        from safetensors.torch import load_file
+
+        folder = Path(folder)
+        state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+        self.load_state_dict({**state, "weights": load_file(str(folder / WEIGHTS_FILE))})
+
+    # -- checkpoints ------------------------------------------------------------------------------------------
+    def save_with_checkpoint(self, write_checkpoint: Callable[[], Path], root: str | Path, step: int,
+                             is_main_process: bool = True) -> Path:
+        """Stage the teacher under ``root``, run ``write_checkpoint()`` (which writes checkpoint ``step`` and returns
+        its folder), then move the teacher into it as ``teacher/``. A run killed in between leaves the staged
+        teacher, which ``load_from_checkpoint`` finds; stale staged teachers are cleaned up."""
+        root = Path(root)
+        staged = root / f"{STAGED_PREFIX}step-{step:06d}"
+        if is_main_process:
+            partial = staged.with_name(staged.name + ".tmp")
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.rmtree(staged, ignore_errors=True)
+            self.save(partial)
+            os.replace(partial, staged)
+        final = write_checkpoint()
+        if is_main_process:
+            shutil.rmtree(final / TEACHER_DIR, ignore_errors=True)
+            os.replace(staged, final / TEACHER_DIR)
+            _tidy_staged(root)
+        return final
+
+    def load_from_checkpoint(self, checkpoint: str | Path) -> None:
+        """Restore the teacher saved with checkpoint folder ``checkpoint``."""
+        checkpoint = Path(checkpoint)
+        for folder in (checkpoint / TEACHER_DIR, checkpoint.parent / f"{STAGED_PREFIX}{checkpoint.name}"):
+            if (folder / STATE_FILE).is_file():
+                self.load(folder)
+                return
+        raise FileNotFoundError(f"{checkpoint} has no teacher state ({TEACHER_DIR}/{STATE_FILE}): it was not "
+                                "written by a trainer with a teacher")
+
+
+def _adapter_pairs(model: Any, student: str, teacher: str) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    """(name, teacher weight, student weight) for every weight of the student adapter."""
+    params = dict(model.named_parameters())
+    pairs = []
+    for name, param in params.items():
+        parts = name.split(".")
+        if student not in parts:
+            continue
+        index = len(parts) - 1 - parts[::-1].index(student)
+        twin = ".".join(parts[:index] + [teacher] + parts[index + 1:])
+        if twin not in params:
+            raise ValueError(f"adapter weight {name} has no {teacher!r} twin")
+        pairs.append((name, params[twin], param))
+    return pairs
+
+
+def _tidy_staged(root: Path) -> None:
+    """Move a staged teacher into its checkpoint when that checkpoint lacks one; delete the others."""
+    for staged in root.glob(f"{STAGED_PREFIX}*"):
+        target = root / staged.name[len(STAGED_PREFIX):]
+        if target.is_dir() and not (target / TEACHER_DIR).exists() and not staged.name.endswith(".tmp"):
+            os.replace(staged, target / TEACHER_DIR)
+        else:
+            shutil.rmtree(staged, ignore_errors=True)
