@@ -27,7 +27,7 @@ from trainers.common import runtime
 from trainers.common.batch import TokenBatch, pack
 from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from trainers.common.config_cli import add_config_arguments, config_from_args
-from trainers.common.generation import generation_policy
+from trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
 from trainers.common.length_reward import cosine_length_rewards, cosine_reward_from
 from trainers.common.logprobs import token_logprobs
 from trainers.common.losses import k3_kl, token_weights
@@ -190,12 +190,14 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
 # the run
 # ---------------------------------------------------------------------------------------------------------------
 def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, model: Any | None = None,
-         tokenizer: Any | None = None) -> dict[str, float]:
+         tokenizer: Any | None = None,
+         on_collect: Sequence[Callable[[list[Trajectory]], Any]] = ()) -> dict[str, float]:
     """Train with GRPO and return the last step's metrics.
 
     ``env_factory`` replaces ``gym.make(cfg.env, **cfg.env_kwargs)``; ``model`` and ``tokenizer`` replace loading
     ``cfg.model`` (a model that already has a LoRA adapter keeps it; without one, ``prepare_model`` adds it in
-    place). Settings are checked before anything loads.
+    place). ``on_collect`` hooks see every batch of rollouts (e.g. ``clinical_gym.experience.ExperienceRecorder``
+    stores each step's good turns). Settings are checked before anything loads.
     """
     runtime.check_run(cfg, custom_env=env_factory is not None, custom_model=model is not None)
     if (model is None) != (tokenizer is None):
@@ -239,7 +241,8 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
     # -- rollouts -------------------------------------------------------------------------------------------------
     policy = generation_policy(cfg, policy_model, tokenizer)
     limits = RolloutLimits(cfg.max_turn_tokens, cfg.max_episode_tokens, cfg.max_turns)
-    collector = RolloutCollector(policy, make_env, tokenizer, limits=limits, num_envs=cfg.num_envs)
+    collector = RolloutCollector(policy, make_env, tokenizer, limits=limits, num_envs=cfg.num_envs,
+                                 on_collect=on_collect)
     log = MetricsLog(cfg.output_dir, accelerator, cfg.total_steps, start_step, cfg.progress)
     domain = env_domain(cfg.env)
     metrics: dict[str, float] = {}
@@ -263,12 +266,12 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
         # 4. clipped-surrogate updates (Eq. 2-5)
         generator = torch.Generator().manual_seed(int(np.random.SeedSequence([cfg.seed, step]).generate_state(1)[0]))
         losses = update(model, batch, cfg, accelerator, optimizer, scheduler, generator)
-        if hasattr(policy, "sync_weights"):
-            policy.sync_weights(policy_model)
+        sync_generation_policy(policy, policy_model)
 
         # 5. metrics and checkpoint
         all_seen = [t for group in seen for t in group]
-        metrics = {**rollout_metrics(all_seen), **env_metrics(all_seen, domain), **losses,
+        metrics = {**engine_metrics(policy),
+                   **rollout_metrics(all_seen), **env_metrics(all_seen, domain), **losses,
                    "rollout/train_reward_mean": float(rewards.mean()),
                    "rollout/kept_groups": float(len(groups)), "rollout/refill_rounds": float(refills),
                    "charts/learning_rate": float(scheduler.get_last_lr()[0]),

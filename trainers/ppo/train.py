@@ -36,7 +36,7 @@ from trainers.common.gae import (
     masked_whiten,
     turn_end_rewards,
 )
-from trainers.common.generation import generation_policy
+from trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
 from trainers.common.losses import k3_kl, token_weights
 from trainers.common.metrics_log import MetricsLog
 from trainers.common.model import Reference, eval_mode, load_model, prepare_model
@@ -237,12 +237,15 @@ def rollout_estimates(batch: PPOBatch, k1: torch.Tensor, reduce: Reduce | None) 
 # the run
 # ---------------------------------------------------------------------------------------------------------------
 def main(cfg: PPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, model: Any | None = None,
-         tokenizer: Any | None = None) -> dict[str, float]:
+         tokenizer: Any | None = None,
+         on_collect: Sequence[Callable[[list[Trajectory]], Any]] = ()) -> dict[str, float]:
     """Train with PPO and return the last step's metrics.
 
     ``env_factory`` replaces ``gym.make(cfg.env, **cfg.env_kwargs)``; ``model`` and ``tokenizer`` replace loading
     ``cfg.model`` (a model that already has a LoRA adapter keeps it; without one, ``prepare_model`` adds it in
-    place). A fresh value head goes on top. Settings are checked before anything loads.
+    place). A fresh value head goes on top. ``on_collect`` hooks see every batch of rollouts (e.g.
+    ``clinical_gym.experience.ExperienceRecorder`` stores each step's good turns). Settings are checked before
+    anything loads.
     """
     runtime.check_run(cfg, custom_env=env_factory is not None, custom_model=model is not None)
     if (model is None) != (tokenizer is None):
@@ -292,7 +295,8 @@ def main(cfg: PPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, mo
     # -- rollouts -------------------------------------------------------------------------------------------------
     policy = generation_policy(cfg, policy_model, tokenizer)
     limits = RolloutLimits(cfg.max_turn_tokens, cfg.max_episode_tokens, cfg.max_turns)
-    collector = RolloutCollector(policy, make_env, tokenizer, limits=limits, num_envs=cfg.num_envs)
+    collector = RolloutCollector(policy, make_env, tokenizer, limits=limits, num_envs=cfg.num_envs,
+                                 on_collect=on_collect)
     log = MetricsLog(cfg.output_dir, accelerator, cfg.total_steps, start_step, cfg.progress)
     domain = env_domain(cfg.env)
     metrics: dict[str, float] = {}
@@ -316,11 +320,11 @@ def main(cfg: PPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, mo
         # 4. clipped policy and value losses, entropy bonus, KL (Eq. 4-8)
         generator = torch.Generator().manual_seed(int(np.random.SeedSequence([cfg.seed, step]).generate_state(1)[0]))
         losses = update(model, batch, cfg, accelerator, optimizer, scheduler, generator)
-        if hasattr(policy, "sync_weights"):
-            policy.sync_weights(policy_model)
+        sync_generation_policy(policy, policy_model)
 
         # 5. metrics and checkpoint
-        metrics = {**rollout_metrics(trajectories), **env_metrics(trajectories, domain), **estimates, **losses,
+        metrics = {**engine_metrics(policy),
+                   **rollout_metrics(trajectories), **env_metrics(trajectories, domain), **estimates, **losses,
                    "charts/learning_rate": float(scheduler.get_last_lr()[0]),
                    "charts/rollout_s": rollout_s, "charts/step_s": time.perf_counter() - began}
         log.log(step, metrics)

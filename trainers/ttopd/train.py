@@ -32,7 +32,7 @@ from trainers.common.batch import TokenBatch, pack
 from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from trainers.common.config_cli import add_config_arguments, config_from_args
 from trainers.common.ema_teacher import EMATeacher
-from trainers.common.generation import generation_policy
+from trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
 from trainers.common.length_reward import outcome_correct
 from trainers.common.metrics_log import MetricsLog
 from trainers.common.model import Reference, load_model, prepare_model
@@ -179,12 +179,14 @@ class TurnDistillation:
 # the run
 # ---------------------------------------------------------------------------------------------------------------
 def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, model: Any | None = None,
-         tokenizer: Any | None = None) -> dict[str, float]:
+         tokenizer: Any | None = None,
+         on_collect: Sequence[Callable[[list[Trajectory]], Any]] = ()) -> dict[str, float]:
     """Train with TT-OPD and return the last step's metrics.
 
     ``env_factory`` replaces ``gym.make(cfg.env, **cfg.env_kwargs)``; ``model`` and ``tokenizer`` replace loading
     ``cfg.model`` (a model that already has a LoRA adapter keeps it; without one, ``prepare_model`` adds it in
-    place). Settings are checked before anything loads.
+    place). ``on_collect`` hooks see every batch of rollouts (e.g. ``clinical_gym.experience.ExperienceRecorder``
+    stores each step's good turns). Settings are checked before anything loads.
     """
     runtime.check_run(cfg, custom_env=env_factory is not None, custom_model=model is not None)
     if (model is None) != (tokenizer is None):
@@ -231,7 +233,8 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
     # -- rollouts -------------------------------------------------------------------------------------------------
     policy = generation_policy(cfg, policy_model, tokenizer)
     limits = RolloutLimits(cfg.max_turn_tokens, cfg.max_episode_tokens, cfg.max_turns)
-    collector = RolloutCollector(policy, make_env, tokenizer, limits=limits, num_envs=cfg.num_envs)
+    collector = RolloutCollector(policy, make_env, tokenizer, limits=limits, num_envs=cfg.num_envs,
+                                 on_collect=on_collect)
     log = MetricsLog(cfg.output_dir, accelerator, cfg.total_steps, start_step, cfg.progress)
     domain = env_domain(cfg.env)
     metrics: dict[str, float] = {}
@@ -260,8 +263,7 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
         generator = torch.Generator().manual_seed(int(np.random.SeedSequence([cfg.seed, step]).generate_state(1)[0]))
         distillation = TurnDistillation(distill_coefficient(step, cfg))
         losses = update(model, batch, cfg, accelerator, optimizer, scheduler, generator, extra_loss=distillation)
-        if hasattr(policy, "sync_weights"):
-            policy.sync_weights(policy_model)
+        sync_generation_policy(policy, policy_model)
 
         # 5. the teacher follows the student: EMA every ema_interval steps, hard copy every hard_copy_interval
         move = teacher_move(step, cfg)
@@ -272,7 +274,8 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
 
         # 6. metrics and checkpoint
         all_seen = [t for group in seen for t in group]
-        metrics = {**rollout_metrics(all_seen), **env_metrics(all_seen, domain), **losses, **distillation.metrics(),
+        metrics = {**engine_metrics(policy),
+                   **rollout_metrics(all_seen), **env_metrics(all_seen, domain), **losses, **distillation.metrics(),
                    **teacher_age,
                    "rollout/train_reward_mean": float(rewards.mean()),
                    "rollout/correct_rate": float(np.mean([outcome_correct(t) for t in all_seen])),
