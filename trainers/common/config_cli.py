@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, Field, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,6 +43,24 @@ def config_from_args(cls: Callable[..., T], args: argparse.Namespace) -> T:
         values.update(load_yaml(getattr(args, CONFIG_FLAG), cls))
     values.update({k: v for k, v in vars(args).items() if k in names})
     return cls(**values)
+
+
+def module_main(cls: type, main: Callable[[Any], Any], argv: Sequence[str] | None, *, prog: str,
+                description: str) -> int:
+    """A trainer's ``python -m trainers.<algo>.train``: flags from ``cls``; settings checked before any model loads
+    (a problem is one line on stderr and exit status 2), then ``main(cfg)``."""
+    from trainers.common import runtime
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    add_config_arguments(parser, cls)
+    try:
+        cfg = config_from_args(cls, parser.parse_args(argv))
+        runtime.check_run(cfg)
+    except (ValueError, TypeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    main(cfg)
+    return 0
 
 
 def load_yaml(path: str | Path, cls: type) -> dict[str, Any]:

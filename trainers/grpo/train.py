@@ -9,8 +9,6 @@ Paper, equations (Eq. 1-5 below) and deviations: trainers/grpo/README.md.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -26,7 +24,7 @@ from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, T
 from trainers.common import runtime
 from trainers.common.batch import TokenBatch, pack
 from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from trainers.common.config_cli import add_config_arguments, config_from_args
+from trainers.common.config_cli import module_main
 from trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
 from trainers.common.length_reward import cosine_length_rewards, cosine_reward_from
 from trainers.common.logprobs import token_logprobs
@@ -294,16 +292,8 @@ def _fewest(accelerator: Any, count: int) -> int:
 
 def cli(argv: Sequence[str] | None = None) -> int:
     """``python -m trainers.grpo.train``: flags from ``GRPOConfig``; bad settings exit 2 with one line."""
-    parser = argparse.ArgumentParser(prog="python -m trainers.grpo.train", description=__doc__.splitlines()[0])
-    add_config_arguments(parser, GRPOConfig)
-    try:
-        cfg = config_from_args(GRPOConfig, parser.parse_args(argv))
-        runtime.check_run(cfg)
-    except (ValueError, TypeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    main(cfg)
-    return 0
+    return module_main(GRPOConfig, main, argv, prog="python -m trainers.grpo.train",
+                       description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -9,8 +9,6 @@ Papers, equations (Eq. 1-8 below) and deviations: trainers/ppo/README.md.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -27,7 +25,7 @@ from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, T
 from trainers.common import runtime
 from trainers.common.batch import TokenBatch, pack
 from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from trainers.common.config_cli import add_config_arguments, config_from_args
+from trainers.common.config_cli import module_main
 from trainers.common.gae import (
     Reduce,
     explained_variance,
@@ -337,16 +335,8 @@ def main(cfg: PPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, mo
 
 def cli(argv: Sequence[str] | None = None) -> int:
     """``python -m trainers.ppo.train``: flags from ``PPOConfig``; bad settings exit 2 with one line."""
-    parser = argparse.ArgumentParser(prog="python -m trainers.ppo.train", description=__doc__.splitlines()[0])
-    add_config_arguments(parser, PPOConfig)
-    try:
-        cfg = config_from_args(PPOConfig, parser.parse_args(argv))
-        runtime.check_run(cfg)
-    except (ValueError, TypeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    main(cfg)
-    return 0
+    return module_main(PPOConfig, main, argv, prog="python -m trainers.ppo.train",
+                       description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -12,9 +12,7 @@ ablations: trainers/ttopd/README.md.
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
@@ -30,7 +28,7 @@ from clinical_gym.rollout import RolloutCollector, RolloutLimits, Trajectory
 from trainers.common import runtime
 from trainers.common.batch import TokenBatch, pack
 from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from trainers.common.config_cli import add_config_arguments, config_from_args
+from trainers.common.config_cli import module_main
 from trainers.common.ema_teacher import EMATeacher
 from trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
 from trainers.common.length_reward import outcome_correct
@@ -299,16 +297,8 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
 
 def cli(argv: Sequence[str] | None = None) -> int:
     """``python -m trainers.ttopd.train``: flags from ``TTOPDConfig``; bad settings exit 2 with one line."""
-    parser = argparse.ArgumentParser(prog="python -m trainers.ttopd.train", description=__doc__.splitlines()[0])
-    add_config_arguments(parser, TTOPDConfig)
-    try:
-        cfg = config_from_args(TTOPDConfig, parser.parse_args(argv))
-        runtime.check_run(cfg)
-    except (ValueError, TypeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    main(cfg)
-    return 0
+    return module_main(TTOPDConfig, main, argv, prog="python -m trainers.ttopd.train",
+                       description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
