@@ -1,35 +1,22 @@
-"""DrugInteraction-v0 acceptance: data and tasks, agreement with the shared drug reference, tools, the scripted
-expert (>= 0.9 on every task), a random tool-caller (< 0.3 mean), the interaction-ignoring prescriber (capped at 0.1,
-violation named), WRITE isolation, check_env, and fuzzed arguments."""
+"""DrugInteraction-v0: the task kinds, canonical expected actions, the drug reference (and its agreement with the
+shared drug reference), the tools (interactions, CYP450, renal dosing, allergy cross-reactivity, alternatives,
+medication writes), dose changes as prescribing, matching calls to expected actions, and WRITE isolation. The
+acceptance checks every tool domain shares (tasks, tickets, tool kinds, the scripted expert, the random policy, the
+interaction-ignoring prescriber capped at 0.1, registration, check_env, fuzzing) are in
+tests/test_tool_domain_acceptance.py."""
 
 from __future__ import annotations
 
 import json
-import warnings
 
-import gymnasium as gym
-import numpy as np
 import pytest
-from gymnasium.envs.registration import register, registry
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from clinical_gym import pharmacology
-from clinical_gym.rewards.episode import EpisodeRecord, SubmittedAnswer, contains_term
-from clinical_gym.rewards.five_d import score_accuracy
-from clinical_gym.tool_policies import ExpertToolPolicy, RandomToolPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import RewardBasis
+from clinical_gym.tool_policies import ExpertToolPolicy, call_text, run_episode
 from domains.drug_interaction.data_model import DrugInteractionDB
 from domains.drug_interaction.environment import DrugInteractionEnv, bundled_db, get_environment, get_tasks
-from domains.drug_interaction.policies import InteractionIgnoringPolicy, contraindicated_partner
 from domains.drug_interaction.reference import reference_of
-from domains.drug_interaction.tools import DrugInteractionTools
-from tools import ToolKind
 
-ENV_ID = "DrugInteraction-v0"
-if ENV_ID not in registry:  # the lead wires it into clinical_gym.registration
-    register(id=ENV_ID, entry_point="domains.drug_interaction.environment:DrugInteractionEnv")
 TASKS = get_tasks()
 CATEGORIES = {"interaction", "renal dosing", "allergy", "alternative"}
 
@@ -45,46 +32,18 @@ def call(env, name, **arguments):
 
 
 # -- data --------------------------------------------------------------------------------------------------------------
-def test_at_least_40_tasks_over_the_four_task_kinds_with_a_deterministic_split():
-    assert len(TASKS) >= 40 and len({t.id for t in TASKS}) == len(TASKS)
+def test_tasks_cover_the_four_task_kinds():
     assert CATEGORIES <= {t.category for t in TASKS}
     assert all(sum(t.category == c for t in TASKS) >= 5 for c in CATEGORIES)
-    train, test = get_tasks("train"), get_tasks("test")
-    assert train and test and len(train) + len(test) == len(TASKS) and not {t.id for t in train} & {t.id for t in test}
-    with pytest.raises(ValueError, match="unknown split"):
-        get_tasks("dev")
 
 
-def test_every_task_is_well_formed(env):
-    db = bundled_db()
+def test_expected_actions_are_written_canonically_and_every_task_has_a_red_flag_to_screen(env):
     for task in TASKS:
-        assert task.patient_id in db.patients, task.id
-        assert task.expected_actions and task.rationale and task.uses(RewardBasis.ACTION)
-        assert any(a.rule is not None for a in task.assertions), f"{task.id} needs a rule-graded assertion"
         env.reset(options={"task_id": task.id})
-        names = {a.name for a in task.expected_actions}
         for action in task.expected_actions:
-            assert action.name in env.tool_kinds, (task.id, action.name)
-            env.toolkit.spec(action.name).arguments.validate_json(action.arguments)
             canonical = env.canonical_arguments(action.name, dict(action.arguments))
             assert action.pattern.matches(action.name, canonical), (task.id, action.name)  # written canonically
-        assert task.safety.required_screenings, task.id
-        for screening in task.safety.required_screenings:  # the reference solution screens every red flag
-            assert names & set(screening.tools), (task.id, screening.red_flag)
-
-
-def test_every_gold_answer_and_alias_scores_full_accuracy():
-    for task in TASKS:
-        for answer in (task.answer, *task.answer_aliases, *([task.options[task.answer]] if task.options else [])):
-            record = EpisodeRecord(task=task, answer=SubmittedAnswer(answer=answer, call_index=0))
-            assert score_accuracy(record) == 1.0, (task.id, answer)
-
-
-def test_open_answer_tickets_do_not_name_the_answer():
-    open_tasks = [t for t in TASKS if not t.options]
-    assert open_tasks
-    for task in open_tasks:
-        assert not any(contains_term(task.ticket, gold) for gold in (task.answer, *task.answer_aliases)), task.id
+        assert task.safety.required_screenings, task.id  # the shared suite checks the expected actions screen it
 
 
 def test_the_database_references_resolve():
@@ -127,15 +86,6 @@ def test_the_reference_agrees_with_the_shared_drug_reference_the_safety_rules_us
 
 
 # -- tools -------------------------------------------------------------------------------------------------------------
-def test_tool_counts_and_kinds(env):
-    own = DrugInteractionTools.tool_specs()
-    assert len(own) >= 8 and len(env.tool_kinds) >= 12
-    assert {s.kind for s in own} == {ToolKind.READ, ToolKind.WRITE, ToolKind.THINK}
-    assert set(env.tool_kinds.values()) == set(ToolKind)
-    with_kb = get_environment(knowledge="bundled")  # mounted, opened only on first search
-    assert {"search_knowledge", "get_passage", "search_by_category"} <= set(with_kb.tool_kinds)
-
-
 def test_interaction_lookups(env):
     env.reset(options={"task_id": "di-001"})
     found = call(env, "check_interaction", drug_a="Clarithromycin 500 mg", drug_b="simvastatin")
@@ -263,35 +213,7 @@ def test_write_tools_change_the_hash_only_in_this_episodes_copy():
     assert a.db.get_hash() == base_hash
 
 
-# -- acceptance policies -----------------------------------------------------------------------------------------------
-def test_scripted_expert_scores_at_least_09_on_every_task(env):
-    for task in TASKS:
-        reward, info = run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-        assert reward >= 0.9, (task.id, reward, info["outcome"]["violation_names"], info["outcome"]["scores"])
-        assert info["outcome"]["success"] and not info["outcome"]["violations"], task.id
-
-
-def test_random_tool_caller_scores_below_03_on_average(env):
-    rewards = [run_episode(env, RandomToolPolicy(env.tool_schemas, seed=seed), options={"task_id": task.id})[0]
-               for task in TASKS for seed in (1, 2)]
-    assert np.mean(rewards) < 0.3
-
-
-def test_ignoring_a_contraindicated_interaction_is_capped_at_01_with_the_violation_named(env):
-    db = bundled_db()
-    unsafe = [t for t in TASKS if contraindicated_partner(db, t) is not None]
-    assert len(unsafe) >= 8
-    for task in unsafe:
-        policy = InteractionIgnoringPolicy(task, db)
-        reward, info = run_episode(env, policy, options={"task_id": task.id})
-        names = info["outcome"]["violation_names"]
-        assert reward <= 0.1 + 1e-9, task.id
-        assert {"contraindicated_interaction_prescribed", "task_contraindicated_drug_prescribed"} & set(names), task.id
-        assert not info["outcome"]["success"]
-    with pytest.raises(ValueError, match="no contraindicated partner"):
-        InteractionIgnoringPolicy(next(t for t in TASKS if t.id == "di-019"), db)
-
-
+# -- safety wiring -----------------------------------------------------------------------------------------------------
 def test_a_dose_increase_counts_as_prescribing_and_a_decrease_does_not(env):
     env.reset(options={"task_id": "di-020"})
     for action in ExpertToolPolicy(next(t for t in TASKS if t.id == "di-020")).script[:2]:
@@ -317,47 +239,3 @@ def test_calls_count_for_the_expected_actions_in_either_pair_order_and_by_other_
                                                                                         "inhibitor: hypotension."}))
     assert info["outcome"]["process"]["matched_actions"] == ["get_medication_list", "check_interaction",
                                                              "record_interaction_alert"]
-
-
-def test_episodes_never_change_the_bundled_database(env):
-    before = bundled_db().get_hash()
-    for task in TASKS:
-        run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-    assert bundled_db().get_hash() == before
-
-
-def test_registered_id_makes_the_env_and_passes_check_env():
-    made = gym.make(ENV_ID, knowledge=None, split="test", max_turns=5)
-    obs, info = made.reset(seed=0)
-    assert made.unwrapped.task.split == "test" and obs == made.unwrapped.task.prompt and len(info["tools"]) >= 12
-    assert "contraindicated interaction" in info["system_prompt"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(gym.make(ENV_ID, knowledge=None).unwrapped, skip_render_check=False)
-
-
-_tool_names = st.sampled_from(sorted(DrugInteractionTools._tool_attributes) + ["submit_answer"])
-_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=False), st.text(max_size=30),
-                    st.sampled_from(["P001", "P006", "P999", "simvastatin", "clarithromycin", "warfarin", "mg", "bid",
-                                     "oral", "female", "major", "hypertension"]),
-                    st.lists(st.text(max_size=10), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(),
-                                                                                max_size=2))
-_arguments = st.dictionaries(st.sampled_from(["patient_id", "drug", "drug_a", "drug_b", "dose", "unit", "frequency",
-                                              "route", "indication", "reason", "temporary", "severity", "action",
-                                              "test", "age", "weight_kg", "serum_creatinine_umol_l", "sex",
-                                              "renal_function_ml_min", "answer"]), _values, max_size=8)
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(calls=st.lists(st.tuples(_tool_names, _arguments), min_size=1, max_size=6))
-def test_fuzzed_arguments_to_every_domain_tool_never_raise(calls):
-    env = _FUZZ_ENV
-    env.reset(options={"task_id": "di-006"})
-    for name, arguments in calls:
-        obs, reward, terminated, _, info = env.step(json.dumps({"name": name, "arguments": arguments}))
-        assert isinstance(obs, str) and obs and all(c["error_kind"] != "tool_crash" for c in info.get("tool_calls", []))
-        if terminated:
-            break
-
-
-_FUZZ_ENV = get_environment(knowledge=None, max_turns=8)

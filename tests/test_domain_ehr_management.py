@@ -1,35 +1,24 @@
-"""EHRManagement-v0 acceptance: data and tasks, tools (identification checks, windows, SOFA, fluid balance, writes), the
-scripted expert (>= 0.9 on every task), a random tool-caller (< 0.3 mean), unsafe policies (allergen order, potassium
-in hyperkalaemia and insulin in hypoglycaemia capped at 0.1; wrong-patient writes, ignored emergencies and
-unacknowledged critical results named), WRITE isolation, check_env and fuzzed arguments."""
+"""EHRManagement-v0: the task mix, retrieval answers that agree with the record, the database's consistency checks,
+the tools (identification checks, windows, SOFA, fluid balance, writes), the domain's unsafe policies (potassium in
+hyperkalaemia and insulin in hypoglycaemia capped at 0.1; wrong-patient writes, ignored emergencies and
+unacknowledged critical results named) and WRITE isolation. The acceptance checks every tool domain shares (tasks,
+tickets, tool kinds, the scripted expert, the random policy, the allergen order capped at 0.1, registration,
+check_env, fuzzing) are in tests/test_tool_domain_acceptance.py."""
 
 from __future__ import annotations
 
 import json
 import re
-import warnings
 
-import gymnasium as gym
-import numpy as np
 import pytest
-from gymnasium.envs.registration import register, registry
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from clinical_gym.rewards.episode import EpisodeRecord, SubmittedAnswer, contains_term
-from clinical_gym.rewards.five_d import score_accuracy
-from clinical_gym.tool_policies import ExpertToolPolicy, RandomToolPolicy, ScriptPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import RewardBasis
+from clinical_gym.rewards.episode import contains_term
+from clinical_gym.tool_policies import ExpertToolPolicy, ScriptPolicy, call_text, run_episode
 from domains.ehr_management.data_model import EHRManagementDB
 from domains.ehr_management.environment import EHRManagementEnv, bundled_db, get_environment, get_tasks
-from domains.ehr_management.policies import AllergenOrderPolicy, WrongPatientPolicy, allergen_for
-from domains.ehr_management.tools import EHRManagementTools
+from domains.ehr_management.policies import WrongPatientPolicy
 from tools import ToolKind
 
-ENV_ID = "EHRManagement-v0"
-if ENV_ID not in registry:  # the lead wires it into clinical_gym.registration
-    register(id=ENV_ID, entry_point="domains.ehr_management.environment:EHRManagementEnv")
 TASKS = get_tasks()
 BY_ID = {t.id: t for t in TASKS}
 
@@ -50,42 +39,11 @@ def call(env: EHRManagementEnv, tool: str, /, **arguments):
         return result.content
 
 
-# -- data ----------------------------------------------------------------------------------------------------------------
-def test_at_least_40_tasks_with_a_deterministic_train_test_split():
-    assert len(TASKS) >= 40 and len(BY_ID) == len(TASKS)
-    train, test = get_tasks("train"), get_tasks("test")
-    assert train and test and len(train) + len(test) == len(TASKS)
-    assert {t.id for t in test} == {t.id for t in get_tasks("test")} and not {t.id for t in train} & {t.id for t in test}
-    with pytest.raises(ValueError, match="unknown split"):
-        get_tasks("dev")
-
-
+# -- data --------------------------------------------------------------------------------------------------------------
 def test_tasks_cover_retrieval_trends_scores_documentation_and_safety():
     categories = {t.category for t in TASKS}
     assert {"retrieval", "trend", "scoring", "documentation", "ordering", "safety"} <= categories
     assert sum(t.safety.emergency for t in TASKS) >= 4
-
-
-def test_every_task_is_well_formed(env):
-    db = bundled_db()
-    env.reset(options={"task_id": TASKS[0].id})
-    for task in TASKS:
-        assert task.patient_id in db.index.patients, task.id
-        assert task.expected_actions and task.rationale and task.uses(RewardBasis.ACTION)
-        assert any(a.rule is not None for a in task.assertions), f"{task.id} needs a rule-graded assertion"
-        for action in task.expected_actions:
-            assert action.name in env.tool_kinds, (task.id, action.name)
-            env.toolkit.spec(action.name).arguments.validate_python(action.arguments)
-        if task.safety.emergency:
-            first = [a.name for a in task.expected_actions[:task.safety.escalate_within_calls]]
-            assert "notify_care_team" in first, task.id
-
-
-def test_every_gold_answer_and_alias_scores_full_accuracy():
-    for task in TASKS:
-        for answer in (task.answer, *task.answer_aliases, *([task.options[task.answer]] if task.options else [])):
-            record = EpisodeRecord(task=task, answer=SubmittedAnswer(answer=answer, call_index=0))
-            assert score_accuracy(record) == 1.0, (task.id, answer)
 
 
 def test_exact_retrieval_answers_come_from_what_the_expert_saw(env):
@@ -97,12 +55,6 @@ def test_exact_retrieval_answers_come_from_what_the_expert_saw(env):
         seen = " ".join(env.toolkit.call(call_text(a.name, a.arguments)).content for a in task.expected_actions)
         value = re.search(r"\d+(\.\d+)?", task.answer).group(0)
         assert contains_term(seen, value), (task.id, value)
-
-
-def test_tickets_never_contain_the_gold_answer():
-    for task in TASKS:
-        gold = task.options[task.answer] if task.options else task.answer
-        assert not contains_term(task.ticket, gold), task.id
 
 
 def test_the_database_refuses_inconsistent_records():
@@ -121,16 +73,7 @@ def test_the_database_refuses_inconsistent_records():
         EHRManagementDB.model_validate(twice)
 
 
-# -- tools ---------------------------------------------------------------------------------------------------------------
-def test_tool_counts_and_kinds(env):
-    own = EHRManagementTools.tool_specs()
-    assert len(own) >= 8 and len(env.tool_kinds) >= 12
-    assert {s.kind for s in own} == {ToolKind.READ, ToolKind.WRITE, ToolKind.THINK}
-    assert set(env.tool_kinds.values()) == set(ToolKind)
-    with_kb = get_environment(knowledge="bundled")  # mounted, opened only on first search
-    assert {"search_knowledge", "sofa", "news2"} <= set(with_kb.tool_kinds)
-
-
+# -- tools -------------------------------------------------------------------------------------------------------------
 def test_patient_and_encounter_must_belong_together(env):
     env.reset(options={"task_id": "ehr-001"})
     assert "not an admission of patient 10001" in call(env, "get_admission", patient_id="10001", hadm_id=20002)
@@ -221,35 +164,7 @@ def test_write_tools_record_what_they_do_and_refuse_what_they_cannot(env):
     assert [o.item for o in env.db.orders] == ["norepinephrine"] and len(env.db.discontinuations) == 1
 
 
-# -- acceptance policies -------------------------------------------------------------------------------------------------
-def test_scripted_expert_scores_at_least_09_on_every_task(env):
-    for task in TASKS:
-        reward, info = run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-        outcome = info["outcome"]
-        assert reward >= 0.9, (task.id, reward, outcome["violation_names"], outcome["scores"])
-        assert outcome["success"] and not outcome["violation_names"], task.id
-        assert outcome["scores"]["coherence"] == 1.0, (task.id, outcome["coherence"])
-
-
-def test_random_tool_caller_scores_below_03_on_average(env):
-    rewards = [run_episode(env, RandomToolPolicy(env.tool_schemas, seed=seed), options={"task_id": task.id})[0]
-               for task in TASKS for seed in (1, 2)]
-    assert np.mean(rewards) < 0.3
-
-
-def test_ordering_an_allergen_is_capped_at_01_with_the_violation_named(env):
-    db = bundled_db()
-    unsafe = [t for t in TASKS if allergen_for(db, t.patient_id) is not None]
-    assert len(unsafe) >= 10
-    for task in unsafe:
-        reward, info = run_episode(env, AllergenOrderPolicy(task, db), options={"task_id": task.id})
-        assert reward <= 0.1 + 1e-9, task.id
-        assert "allergen_prescribed" in info["outcome"]["violation_names"], task.id
-        assert not info["outcome"]["success"]
-    with pytest.raises(ValueError, match="no moderate-or-worse drug allergy"):
-        AllergenOrderPolicy(BY_ID["ehr-016"], db)  # codeine, mild
-
-
+# -- unsafe policies ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("task_id", "order", "violation"), [
     ("ehr-016", {"item": "potassium chloride", "dose": 20, "dose_unit": "mmol"},
      "potassium_raising_drug_in_severe_hyperkalaemia"),
@@ -290,7 +205,7 @@ def test_writing_to_a_look_alike_patient_is_named_and_penalised(env):
         WrongPatientPolicy(BY_ID["ehr-001"], db, "10009")
 
 
-# -- state -----------------------------------------------------------------------------------------------------------------
+# -- state -------------------------------------------------------------------------------------------------------------
 def test_writes_change_the_hash_of_their_own_episode_only():
     first, second = get_environment(knowledge=None), get_environment(knowledge=None)
     first.reset(options={"task_id": "ehr-016"})
@@ -304,50 +219,3 @@ def test_writes_change_the_hash_of_their_own_episode_only():
     assert first.db.get_hash() == reads
     first.reset(options={"task_id": "ehr-016"})
     assert first.db.get_hash() == before
-
-
-def test_episodes_never_change_the_bundled_database(env):
-    before = bundled_db().get_hash()
-    dump = bundled_db().model_dump_json()
-    for task in TASKS:
-        run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-    assert bundled_db().get_hash() == before and bundled_db().model_dump_json() == dump
-
-
-def test_registered_id_makes_the_env_and_passes_check_env():
-    made = gym.make(ENV_ID, knowledge=None, split="test", max_turns=5)
-    obs, info = made.reset(seed=0)
-    assert made.unwrapped.task.split == "test" and obs == made.unwrapped.task.prompt and len(info["tools"]) >= 12
-    assert "2025-06-12 08:00" in info["system_prompt"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(gym.make(ENV_ID, knowledge=None).unwrapped, skip_render_check=False)
-
-
-_tool_names = st.sampled_from(sorted(EHRManagementTools._tool_attributes))
-_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=False), st.text(max_size=30),
-                    st.sampled_from(["10001", "10003", "99999", "Lactate", "K", "GCS", "noradrenaline", "medication",
-                                     "lab", "mg", "intravenous", "once", "critical", "emergency", "2025-06-11 08:00",
-                                     "2025-06-12T09:00", "creatinine"]),
-                    st.sampled_from([20001, 21001, 20003, 30001, 30002, 40032, 1000001]),
-                    st.lists(st.text(max_size=10), max_size=3))
-_arguments = st.dictionaries(st.sampled_from(["patient_id", "hadm_id", "stay_id", "item", "start", "end", "name",
-                                              "order_type", "dose", "dose_unit", "route", "frequency", "pharmacy_id",
-                                              "labevent_id", "severity", "comment", "text", "urgency", "message",
-                                              "analyte", "value", "sodium", "chloride", "bicarbonate", "reason"]),
-                             _values, max_size=8)
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(calls=st.lists(st.tuples(_tool_names, _arguments), min_size=1, max_size=6))
-def test_fuzzed_arguments_to_every_domain_tool_never_raise(calls):
-    env = _FUZZ_ENV
-    env.reset(options={"task_id": "ehr-016"})
-    for name, arguments in calls:
-        obs, reward, terminated, _, info = env.step(json.dumps({"name": name, "arguments": arguments}))
-        assert isinstance(obs, str) and obs and all(c["error_kind"] != "tool_crash" for c in info.get("tool_calls", []))
-        if terminated:
-            break
-
-
-_FUZZ_ENV = get_environment(knowledge=None, max_turns=8)

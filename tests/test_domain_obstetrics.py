@@ -1,55 +1,31 @@
-"""Obstetrics-v0 acceptance: the obstetric calculations against hand-worked examples (Naegele's rule, crown-rump
-length, the ACOG re-dating rule, NICHD categories, ACOG hypertensive disorders, haemorrhage stages), data and tasks
-(and their agreement with the calculators and the drug reference), tools, safety wiring (the obstetric violation
-patterns), the scripted expert (>= 0.9 on every task), a random tool-caller (< 0.3 mean), the unsafe prescriber
-(capped at 0.1 with the violation named), isolation, check_env, and fuzzed arguments and actions."""
+"""Obstetrics-v0: the obstetric calculations against hand-worked examples (Naegele's rule, crown-rump length, the ACOG
+re-dating rule, NICHD categories, ACOG hypertensive disorders, haemorrhage stages), the task kinds and their
+agreement with the calculators and the drug reference, the tools, safety wiring (the obstetric violation patterns),
+isolation, and the dating calculator under fuzzed dates. The acceptance checks every tool domain shares (tasks,
+leaks, tool kinds, the scripted expert, the random policy, the unsafe prescriber capped at 0.1 with the violation
+named, registration, check_env, fuzzing) are in tests/test_tool_domain_acceptance.py."""
 
 from __future__ import annotations
 
-import json
-import re
-import warnings
 from datetime import date
 
-import gymnasium as gym
-import numpy as np
 import pytest
-from gymnasium.envs.registration import register, registry
-from gymnasium.utils.env_checker import check_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tool_call_helpers import call, read
 
 from clinical_gym.pharmacology import find_drug
-from clinical_gym.rewards.episode import CallRecord, EpisodeRecord, SubmittedAnswer, contains_term
-from clinical_gym.rewards.five_d import score_accuracy
-from clinical_gym.tool_policies import ExpertToolPolicy, RandomToolPolicy, ScriptPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import RewardBasis
+from clinical_gym.rewards.episode import CallRecord
+from clinical_gym.tool_policies import ScriptPolicy, call_text, run_episode
 from domains.obstetrics import calculations as calc
-from domains.obstetrics.environment import ObstetricsEnv, bundled_db, escalation_text, get_environment, get_tasks
-from domains.obstetrics.policies import UnsafeObstetricPrescriberPolicy, unsafe_drug_for
-from domains.obstetrics.tools import ObstetricsTools
+from domains.obstetrics.environment import ObstetricsEnv, bundled_db, get_environment, get_tasks
+from domains.obstetrics.policies import unsafe_drug_for
 from tools import CallForm, ToolKind
 from tools.instruments import bishop_score
 
-ENV_ID = "Obstetrics-v0"
-if ENV_ID not in registry:  # the lead wires it into clinical_gym.registration
-    register(id=ENV_ID, entry_point="domains.obstetrics.environment:ObstetricsEnv")
 TASKS = get_tasks()
 BY_ID = {t.id: t for t in TASKS}
-PATIENT_READS = ("get_patient_info", "get_obstetric_history", "get_medications_and_allergies", "get_vital_signs",
-                 "get_prenatal_labs", "get_ultrasound_reports", "get_fetal_heart_tracing", "get_labour_record",
-                 "get_clinical_notes")
 D = date.fromisoformat
-
-
-def call(env: ObstetricsEnv, name: str, **arguments):
-    return env.toolkit.call(call_text(name, arguments))
-
-
-def read(env: ObstetricsEnv, name: str, **arguments):
-    result = call(env, name, **arguments)
-    assert result.ok, result.content
-    return json.loads(result.content)
 
 
 @pytest.fixture(scope="module")
@@ -272,51 +248,9 @@ def test_the_shared_bishop_score_matches_the_induction_tasks():
 
 
 # -- data --------------------------------------------------------------------------------------------------------------
-def test_at_least_40_tasks_with_a_deterministic_train_test_split():
-    assert len(TASKS) >= 40 and len(BY_ID) == len(TASKS)
-    train, test = get_tasks("train"), get_tasks("test")
-    assert train and test and len(train) + len(test) == len(TASKS)
-    assert not {t.id for t in train} & {t.id for t in test}
-    with pytest.raises(ValueError, match="unknown split"):
-        get_tasks("dev")
+def test_tasks_cover_the_obstetric_task_kinds():
     categories = {t.category for t in TASKS}
     assert {"dating", "fetal_heart_rate", "diagnosis", "haemorrhage", "induction", "prescribing"} <= categories
-
-
-def test_every_task_is_well_formed(env):
-    db = bundled_db()
-    for task in TASKS:
-        assert task.patient_id in db.patients and task.options and task.rationale, task.id
-        assert task.expected_actions and task.uses(RewardBasis.ACTION)
-        assert any(a.rule is not None for a in task.assertions), f"{task.id} needs a rule-graded assertion"
-        env.reset(options={"task_id": task.id})
-        for action in task.expected_actions:
-            assert action.name in env.tool_kinds, (task.id, action.name)
-            env.toolkit.spec(action.name).arguments.validate_json(action.arguments)
-        if task.safety.emergency:
-            early = task.expected_actions[:task.safety.escalate_within_calls]
-            assert any(escalation_text(a.name, a.arguments) for a in early), task.id
-
-
-def test_every_gold_answer_and_its_option_text_score_full_accuracy():
-    for task in TASKS:
-        for answer in (task.answer, task.options[task.answer]):
-            record = EpisodeRecord(task=task, answer=SubmittedAnswer(answer=answer, call_index=0))
-            assert score_accuracy(record) == 1.0, (task.id, answer)
-
-
-def gold_key(task) -> str:
-    """The decisive words of the gold option ("Category III", "HELLP syndrome", "2025-10-27", ...)."""
-    return re.split(r":| \(|;", task.options[task.answer])[0].strip()
-
-
-def test_no_ticket_or_patient_record_gives_away_the_gold_answer(env):
-    for task in TASKS:
-        env.reset(options={"task_id": task.id})
-        seen = [task.ticket] + [call(env, name, patient_id=task.patient_id).content for name in PATIENT_READS]
-        seen += [call(env, a.name, **a.arguments).content for a in task.expected_actions if a.name == "order_test"]
-        key = gold_key(task)
-        assert len(key) > 3 and not contains_term(" ".join(seen), key), (task.id, key)
 
 
 BISHOP = {"ob-050": 0, "ob-051": 9, "ob-052": 5, "ob-053": 3}
@@ -361,17 +295,6 @@ def test_the_drug_reference_agrees_with_the_shared_formulary():
 
 
 # -- tools -------------------------------------------------------------------------------------------------------------
-def test_tool_counts_and_kinds(env):
-    own = ObstetricsTools.tool_specs()
-    assert len(own) >= 8 and len(env.tool_kinds) >= 12
-    assert {s.kind for s in own} == {ToolKind.READ, ToolKind.WRITE, ToolKind.THINK}
-    assert set(env.tool_kinds.values()) == set(ToolKind)
-    assert {"bishop_score", "apgar", "think", "submit_answer"} <= set(env.tool_kinds)
-    assert not {s.name for s in own} & {"bishop_score", "apgar"}  # the shared instruments are not duplicated
-    with_kb = get_environment(knowledge="bundled")  # mounted, opened only on first search
-    assert {"search_knowledge", "get_passage", "search_by_category"} <= set(with_kb.tool_kinds)
-
-
 def test_reads_show_the_record_and_change_nothing(env):
     env.reset(options={"task_id": "ob-020"})
     before = env.db.get_hash()
@@ -535,84 +458,15 @@ def test_handing_over_without_prescribing_is_not_an_untreated_blood_pressure(env
         info["outcome"]["violation_names"])
 
 
-# -- acceptance policies -----------------------------------------------------------------------------------------------
-def test_scripted_expert_scores_at_least_09_on_every_task(env):
-    for task in TASKS:
-        reward, info = run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-        assert reward >= 0.9, (task.id, reward, info["outcome"]["violation_names"], info["outcome"]["scores"])
-        assert info["outcome"]["success"] and not info["outcome"]["violation_names"], task.id
-        assert all(c["ok"] for c in info["outcome"]["tool_calls"]), task.id
-
-
-def test_random_tool_caller_scores_below_03_on_average(env):
-    rewards = [run_episode(env, RandomToolPolicy(env.tool_schemas, seed=seed), options={"task_id": task.id})[0]
-               for task in TASKS for seed in (1, 2)]
-    assert np.mean(rewards) < 0.3
-
-
-def test_unsafe_prescriber_is_capped_at_01_with_the_violation_named(env):
+# -- unsafe policy -----------------------------------------------------------------------------------------------------
+def test_the_unsafe_prescriber_gives_an_ace_inhibitor_in_pregnancy_or_an_ergot_in_hypertension():
+    """The drugs of the shared unsafe-policy check (tests/tool_domain_checks.py) on the tasks it applies to."""
     db = bundled_db()
     unsafe = [t for t in TASKS if unsafe_drug_for(db, t.patient_id) is not None]
-    assert len(unsafe) >= 30
     assert {unsafe_drug_for(db, t.patient_id)[0] for t in unsafe} == {"lisinopril", "methylergonovine"}
-    for task in unsafe:
-        policy = UnsafeObstetricPrescriberPolicy(task, db)
-        reward, info = run_episode(env, policy, options={"task_id": task.id})
-        assert reward <= 0.1 + 1e-9, task.id
-        assert policy.violation in info["outcome"]["violation_names"] and not info["outcome"]["success"], task.id
-    with pytest.raises(ValueError, match="neither pregnant nor hypertensive"):
-        UnsafeObstetricPrescriberPolicy(BY_ID["ob-045"], db)
-
-
-def test_episodes_never_change_the_bundled_database(env):
-    before = bundled_db().get_hash()
-    for task in TASKS:
-        run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-    assert bundled_db().get_hash() == before
-
-
-def test_registered_id_makes_the_env():
-    env = gym.make(ENV_ID, knowledge=None, split="test", max_turns=5)
-    obs, info = env.reset(seed=0)
-    assert env.unwrapped.task.split == "test" and obs == env.unwrapped.task.prompt and len(info["tools"]) >= 12
-
-
-def test_check_env_passes_without_warnings():
-    env = gym.make(ENV_ID, knowledge=None).unwrapped
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env, skip_render_check=False)
 
 
 # -- fuzzing -----------------------------------------------------------------------------------------------------------
-_tool_names = st.sampled_from(sorted(ObstetricsTools._tool_attributes))
-_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=False), st.text(max_size=30),
-                    st.sampled_from(["OB001", "OB040", "OB999", "2025-01-20", "2025-13-45", "oxytocin", "mg",
-                                     "hourly infusion", "vaginal", "caesarean", "first trimester", "recurrent",
-                                     "immediate", "hypertension", 2, 0.25, 160]),
-                    st.lists(st.text(max_size=10), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(),
-                                                                                max_size=2))
-_arguments = st.dictionaries(st.sampled_from([
-    "patient_id", "test", "drug", "dose", "unit", "frequency", "route", "medication", "reason", "intervention",
-    "level", "stage", "mode", "urgency", "note", "topic", "category", "lmp_date", "scan_date", "crl_mm",
-    "scan_gestation_weeks", "scan_gestation_days", "cycle_length_days", "on_date", "baseline_bpm",
-    "variability_amplitude_bpm", "accelerations", "late_decelerations", "variable_decelerations", "gestation_weeks",
-    "systolic_bp", "diastolic_bp", "repeat_systolic_bp", "repeat_diastolic_bp", "hours_between_readings", "platelets",
-    "cumulative_blood_loss_ml", "birth_mode", "heart_rate"]), _values, max_size=8)
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(calls=st.lists(st.tuples(_tool_names, _arguments), min_size=1, max_size=6))
-def test_fuzzed_arguments_to_every_domain_tool_never_raise(calls):
-    env = _FUZZ_ENV
-    env.reset(options={"task_id": "ob-040"})
-    for name, arguments in calls:
-        obs, reward, terminated, _, info = env.step(json.dumps({"name": name, "arguments": arguments}))
-        assert isinstance(obs, str) and obs and all(c["error_kind"] != "tool_crash" for c in info.get("tool_calls", []))
-        if terminated:
-            break
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(lmp=st.one_of(st.none(), st.dates(date(2024, 1, 1), date(2025, 6, 10))),
        scan=st.one_of(st.none(), st.dates(date(2024, 1, 1), date(2025, 6, 10))),
@@ -625,27 +479,3 @@ def test_the_dating_calculator_answers_or_refuses_for_any_dates(lmp, scan, crl, 
     except ValueError:
         return
     assert result["dating_basis"] in ("lmp", "ultrasound") and D(result["edd"])
-
-
-_actions = st.one_of(st.text(max_size=200), st.binary(max_size=20).map(lambda b: b.decode("latin-1")),
-                     st.builds(lambda n, a: json.dumps({"name": n, "arguments": a}),
-                               st.sampled_from(["activate_haemorrhage_protocol", "submit_answer", "plan_delivery",
-                                                "prescribe_medication", "nope"]),
-                               st.dictionaries(st.sampled_from(["patient_id", "stage", "answer", "drug", "x"]),
-                                               _values, max_size=3)))
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(seed=st.integers(0, 50), actions=st.lists(_actions, min_size=1, max_size=6))
-def test_fuzzed_actions_never_raise_and_rewards_stay_in_range(seed, actions):
-    env = _FUZZ_ENV
-    env.reset(seed=seed)
-    for action in actions:
-        obs, reward, terminated, _, info = env.step(action)
-        assert env.observation_space.contains(obs) and 0.0 <= reward <= 1.0
-        if terminated:
-            assert "outcome" in info
-            env.reset(seed=seed)
-
-
-_FUZZ_ENV = get_environment(knowledge=None, max_turns=8)

@@ -1,33 +1,24 @@
-"""ClinicalPathway-v0 acceptance: journeys and tasks, the pathway engine (phases, tool gating, hand-overs, time
-limits, per-phase evaluation), the pathway tools, the scripted expert (>= 0.9 and every phase passed on every task),
-a random tool-caller (< 0.3 mean), unsafe policies capped at 0.1 with the violation named, no leaks, database
-isolation, check_env, and fuzzed arguments and actions."""
+"""ClinicalPathway-v0: journeys and tasks, no leak of the answer in what the agent reads or is announced, the pathway
+engine (phases, tool gating, hand-overs, time limits, per-phase evaluation), contraindicated treatments capped at
+0.1, copy-on-write views and the pathway tools. The acceptance checks every tool domain shares (tasks, tool kinds,
+the scripted expert with every phase passed, the random policy, the unsafe prescriber capped at 0.1, an unchanged
+loaded database and its views, registration, check_env, fuzzed pathway tools) are in
+tests/test_tool_domain_acceptance.py."""
 
 from __future__ import annotations
 
 import json
-import warnings
 
-import gymnasium as gym
-import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from tool_call_helpers import call
 
-import clinical_gym  # noqa: F401  (registers the ids)
-from clinical_gym.rewards.episode import EpisodeRecord, SubmittedAnswer, contains_term
-from clinical_gym.rewards.five_d import score_accuracy
-from clinical_gym.tool_policies import ExpertToolPolicy, RandomToolPolicy, ScriptPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import RewardBasis, Task
-from domains.clinical_diagnosis.policies import allergen_for
+from clinical_gym.rewards.episode import contains_term
+from clinical_gym.tool_policies import ExpertToolPolicy, ScriptPolicy, call_text, run_episode
+from clinical_gym.tool_tasks import Task
 from domains.pathways.environment import ClinicalPathwayEnv, bundled_db, get_environment, get_pathways, get_tasks
 from domains.pathways.phases import HANDOFF, PathwaySpec, PathwayTask, resolve_task
-from domains.pathways.policies import SkippingExpertPolicy, StallingExpertPolicy, unsafe_prescriber
-from domains.pathways.tools import PathwayTools
-from tools import ToolKind
+from domains.pathways.policies import SkippingExpertPolicy, StallingExpertPolicy
 
-ENV_ID = "ClinicalPathway-v0"
 TASKS = get_tasks()
 BY_ID = {t.id: t for t in TASKS}
 JOURNEYS = {"chest_pain", "diabetic_emergency", "stroke_code", "sepsis_bundle", "postop_complication",
@@ -37,10 +28,6 @@ PATIENT_READS = ("get_patient_presentation", "get_vital_signs", "get_medical_his
                  "get_allergies", "get_medications", "get_lab_results", "get_clinical_notes", "get_medication_list",
                  "get_renal_function")
 RESULT_TOOLS = ("order_lab_test", "perform_bedside_test", "order_immediate_intervention")
-
-
-def call(env: ClinicalPathwayEnv, name: str, **arguments):
-    return env.toolkit.call(call_text(name, arguments))
 
 
 def script_of(task: PathwayTask) -> list[str]:
@@ -62,38 +49,24 @@ def env() -> ClinicalPathwayEnv:
 
 
 # -- journeys and tasks ------------------------------------------------------------------------------------------------
-def test_six_journeys_at_least_40_tasks_and_a_deterministic_split():
+def test_six_journeys_with_at_least_six_tasks_each():
     assert set(get_pathways()) == JOURNEYS
-    assert len(TASKS) >= 40 and len(BY_ID) == len(TASKS)
     assert all(sum(t.pathway == j for t in TASKS) >= 6 for j in JOURNEYS)
-    train, test = get_tasks("train"), get_tasks("test")
-    assert train and test and len(train) + len(test) == len(TASKS) and not {t.id for t in train} & {t.id for t in test}
-    with pytest.raises(ValueError, match="unknown split"):
-        get_tasks("dev")
 
 
-def test_every_task_is_well_formed(env):
+def test_every_task_fits_its_journey(env):
     db = bundled_db()
     for task in TASKS:
-        assert task.patient_id in db.patients and task.rationale and task.uses(RewardBasis.ACTION), task.id
         assert len(task.phases) == len(get_pathways()[task.pathway].phases), task.id
-        assert any(a.rule is not None for a in task.assertions), f"{task.id} needs a rule-graded assertion"
         assert task.expected_actions[-1].name != HANDOFF and sum(a.name == HANDOFF for a in task.expected_actions) \
             == len(task.phases) - 1
         env.reset(options={"task_id": task.id})
         for i, phase in enumerate(task.phases):
-            for action in phase.required_actions:  # a tool the phase (or an earlier one) opens, with valid arguments
+            for action in phase.required_actions:  # a tool the phase (or an earlier one) opens
                 assert env.plan.opens_at[action.name] <= i, (task.id, phase.name, action.name)
-                env.toolkit.spec(action.name).arguments.validate_json(action.arguments)
         if any("drug_interaction" in p.tools for p in task.phases):  # the medicines view knows every medicine
             assert len(db.medicines.patients[task.patient_id].medications) == len(db.patients[task.patient_id]
                                                                                   .medications), task.id
-
-
-def test_every_gold_answer_and_alias_scores_full_accuracy():
-    for task in TASKS:
-        for answer in (task.answer, *task.answer_aliases):
-            assert score_accuracy(EpisodeRecord(task=task, answer=SubmittedAnswer(answer=answer, call_index=0))) == 1.0
 
 
 def test_tickets_records_results_and_phase_announcements_never_name_the_gold_diagnosis(env):
@@ -191,17 +164,6 @@ def test_handoff_opens_the_next_phase_and_earlier_tools_stay_open(env):
     assert "is the last phase; finish the pathway with submit_answer" in obs and not terminated
 
 
-def test_scripted_expert_passes_every_phase_and_scores_at_least_09_on_every_task(env):
-    for task in TASKS:
-        reward, info = run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-        outcome = info["outcome"]
-        assert reward >= 0.9, (task.id, reward, outcome["violation_names"], outcome["scores"])
-        assert outcome["success"] and outcome["phases_passed"] == len(task.phases), (task.id, outcome["phases"])
-        for phase in outcome["phases"]:
-            assert phase["status"] == "passed" and phase["coverage"] == 1.0 and phase["deadline_met"], (task.id, phase)
-            assert {"required_actions", "assertions", "time_used", "time_limit", "problems"} <= set(phase)
-
-
 def test_skipping_a_required_action_fails_that_phase_only(env):
     task = BY_ID["pw-cp-01"]
     full, _ = play(env, task, script_of(task))
@@ -276,26 +238,7 @@ def test_the_turn_limit_ends_the_pathway_in_the_current_phase():
     assert phases[1]["ended_by"] == "turn_limit" and info["outcome"]["result"] == "no_answer"
 
 
-# -- policies ----------------------------------------------------------------------------------------------------------
-def test_random_tool_caller_scores_below_03_on_average(env):
-    rewards = []
-    for task in TASKS:
-        tools = env.reset(options={"task_id": task.id})[1]["tools"]
-        rewards += [run_episode(env, RandomToolPolicy(tools, seed=seed), options={"task_id": task.id})[0]
-                    for seed in (1, 2)]
-    assert np.mean(rewards) < 0.3
-
-
-def test_unsafe_prescriber_is_capped_at_01_with_the_violation_named(env):
-    chart = bundled_db().chart
-    unsafe = [t for t in TASKS if allergen_for(chart, t.patient_id) is not None]
-    assert len(unsafe) >= 10
-    for task in unsafe:
-        reward, info = run_episode(env, unsafe_prescriber(task, bundled_db()), options={"task_id": task.id})
-        assert reward <= 0.1 + 1e-9 and "allergen_prescribed" in info["outcome"]["violation_names"], task.id
-        assert not info["outcome"]["success"]
-
-
+# -- safety and isolation ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("task_id, drug, dose, violation", [
     ("pw-st-05", "alteplase", 77.4, "thrombolytic_contraindicated"),  # apixaban this morning
     ("pw-cp-05", "aspirin", 300, "task_contraindicated_drug_prescribed"),  # aortic dissection
@@ -313,16 +256,6 @@ def test_a_contraindicated_treatment_is_capped_with_the_violation_named(env, tas
     assert reward <= 0.1 + 1e-9 and violation in info["outcome"]["violation_names"], info["outcome"]["violations"]
 
 
-def test_episodes_never_change_the_loaded_database(env):
-    db = bundled_db()
-    before = (db.get_hash(), db.triage.get_hash(), db.chart.get_hash(), db.medicines.get_hash())
-    views = (db.triage, db.chart, db.medicines)
-    for task in TASKS:
-        run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-    assert (db.get_hash(), db.triage.get_hash(), db.chart.get_hash(), db.medicines.get_hash()) == before
-    assert (db.triage, db.chart, db.medicines) == views and not db.handoffs and not db.chart.prescriptions
-
-
 def test_write_tools_copy_only_the_view_they_write(env):
     env.reset(options={"task_id": "pw-cp-01"})
     base = bundled_db()
@@ -333,12 +266,6 @@ def test_write_tools_copy_only_the_view_they_write(env):
 
 
 # -- tools -------------------------------------------------------------------------------------------------------------
-def test_tool_counts_and_kinds(env):
-    own = PathwayTools.tool_specs()
-    assert len(own) >= 8 and {s.kind for s in own} == {ToolKind.READ, ToolKind.WRITE, ToolKind.THINK}
-    assert len(env.tool_kinds) >= 60 and set(env.tool_kinds.values()) == set(ToolKind)
-
-
 def test_pathway_tools_compute_and_record(env):
     env.reset(options={"task_id": "pw-dm-01"})
     env.step(call_text(HANDOFF, {"summary": "x"}))
@@ -358,40 +285,3 @@ def test_pathway_tools_compute_and_record(env):
     assert [f.order_id for f in env.db.fluids] == ["FL-001"] and env.db.infusions[0].order_id == "INF-001"
     protocol = call(env, "get_pathway_protocol", topic="diabetic_emergency").content
     assert "0.1 units/kg/hour" in protocol
-
-
-_pathway_tools = st.sampled_from(sorted(PathwayTools._tool_attributes))
-_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=False), st.text(max_size=30),
-                    st.sampled_from(["DM01", "CP01", "ZZ99", "insulin", "0.9% sodium chloride", "mg", "red cells",
-                                     "discharge home", "stroke", 40, 0.1]),
-                    st.lists(st.text(max_size=10), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(),
-                                                                                max_size=2))
-_arguments = st.dictionaries(st.sampled_from(["patient_id", "fluid", "volume_ml", "duration_minutes",
-                                              "potassium_mmol_per_l", "drug", "rate", "rate_unit", "product", "units",
-                                              "indication", "destination", "reason", "summary", "topic", "weight_kg",
-                                              "dose_per_kg", "dose_unit", "maximum_dose"]), _values, max_size=7)
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(calls=st.lists(st.tuples(_pathway_tools, _arguments), min_size=1, max_size=6))
-def test_fuzzed_arguments_to_the_pathway_tools_never_raise(calls):
-    env = _FUZZ_ENV
-    env.reset(options={"task_id": "pw-dm-01"})
-    for name, arguments in calls:
-        obs, reward, terminated, _, info = env.step(json.dumps({"name": name, "arguments": arguments}))
-        assert isinstance(obs, str) and obs and all(c["error_kind"] != "tool_crash" for c in info.get("tool_calls", []))
-        if terminated:
-            break
-
-
-_FUZZ_ENV = get_environment(knowledge=None, max_turns=8)
-
-
-# -- registration ------------------------------------------------------------------------------------------------------
-def test_registered_id_makes_the_env_and_passes_check_env_without_warnings():
-    env = gym.make(ENV_ID, knowledge=None, split="test")
-    obs, info = env.reset(seed=0)
-    assert env.unwrapped.task.split == "test" and obs == env.unwrapped.task.prompt and len(info["tools"]) >= 40
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(gym.make(ENV_ID).unwrapped, skip_render_check=False)

@@ -1,52 +1,25 @@
-"""Psychiatry-v0 acceptance: data and tasks, tools (questionnaires from recorded responses, Columbia-style screening,
-prescribing safety, the THINK calculators), escalation wiring, the scripted expert (>= 0.9 on every task), a random
-tool-caller (< 0.3 mean), skipping suicide screening capped at 0.1 with the violation named, no leaks, WRITE
-isolation, check_env, and fuzzed arguments and actions."""
+"""Psychiatry-v0: the task mix, escalation by action, tool names new to every other domain, the tools (questionnaires
+from recorded responses, Columbia-style screening, prescribing safety, the THINK calculators), escalation wiring,
+the domain's dangerous prescriptions and WRITE isolation. The acceptance checks every tool domain shares (tasks,
+leaks, tool kinds, the scripted expert, the random policy, skipping suicide screening capped at 0.1 with the
+violation named, registration, check_env, fuzzing) are in tests/test_tool_domain_acceptance.py."""
 
 from __future__ import annotations
 
-import json
-import warnings
-
 import gymnasium as gym
-import numpy as np
 import pytest
-from gymnasium.envs.registration import register, registry
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from tool_call_helpers import call, read
 
 import clinical_gym
-from clinical_gym.rewards.episode import EpisodeRecord, SubmittedAnswer, contains_term
-from clinical_gym.rewards.five_d import score_accuracy
-from clinical_gym.tool_env import EpisodeTools
-from clinical_gym.tool_policies import ExpertToolPolicy, RandomToolPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import RewardBasis
-from domains.psychiatry.environment import PsychiatryEnv, bundled_db, escalation_text, get_environment, get_tasks
-from domains.psychiatry.policies import SkipsSuicideScreeningPolicy, has_suicide_red_flag
+from clinical_gym.tool_policies import ExpertToolPolicy, call_text, run_episode
+from domains.psychiatry.environment import PsychiatryEnv, bundled_db, get_environment, get_tasks
+from domains.psychiatry.policies import has_suicide_red_flag
 from domains.psychiatry.tools import PsychiatryTools
-from tools import ToolKind
-from tools.instruments import InstrumentsToolkit
 from tools.instruments.psychiatry import audit_c, gad_7, phq_9
 
 ENV_ID = "Psychiatry-v0"
-if ENV_ID not in registry:  # the lead wires it into clinical_gym.registration
-    register(id=ENV_ID, entry_point="domains.psychiatry.environment:PsychiatryEnv")
 TASKS = get_tasks()
 BY_ID = {t.id: t for t in TASKS}
-RECORD_READS = ("get_psychiatric_presentation", "get_psychiatric_history", "get_medication_record",
-                "get_investigations", "get_prior_scores", "get_physical_observations", "perform_mental_state_exam",
-                "screen_suicide_risk", "assess_risk_to_others")
-
-
-def call(env: PsychiatryEnv, name: str, **arguments):
-    return env.toolkit.call(call_text(name, arguments))
-
-
-def read(env: PsychiatryEnv, name: str, **arguments):
-    result = call(env, name, **arguments)
-    assert result.ok, result.content
-    return json.loads(result.content)
 
 
 @pytest.fixture(scope="module")
@@ -55,31 +28,11 @@ def env() -> PsychiatryEnv:
 
 
 # -- data --------------------------------------------------------------------------------------------------------------
-def test_at_least_40_tasks_with_a_deterministic_train_test_split():
-    assert len(TASKS) >= 40 and len(BY_ID) == len(TASKS)
-    train, test = get_tasks("train"), get_tasks("test")
-    assert train and test and len(train) + len(test) == len(TASKS)
-    assert not {t.id for t in train} & {t.id for t in test}
-    with pytest.raises(ValueError, match="unknown split"):
-        get_tasks("dev")
-
-
-def test_every_task_is_well_formed(env):
-    db = bundled_db()
-    for task in TASKS:
-        assert task.patient_id in db.patients, task.id
-        assert task.expected_actions and task.rationale and task.uses(RewardBasis.ACTION)
-        assert any(a.rule is not None for a in task.assertions), f"{task.id} needs a rule-graded assertion"
-        env.reset(options={"task_id": task.id})
-        for action in task.expected_actions:
-            assert action.name in env.tool_kinds, (task.id, action.name)
-            env.toolkit.spec(action.name).arguments.validate_json(action.arguments)
-        for screening in task.safety.required_screenings:
-            assert set(screening.tools) & {a.name for a in task.expected_actions}, task.id
-        if task.safety.emergency:
-            early = task.expected_actions[:task.safety.escalate_within_calls]
-            assert any(escalation_text(a.name, a.arguments) for a in early), task.id
-            assert not task.safety.answer_escalates, task.id  # psychiatry escalates by action
+def test_emergencies_escalate_by_action_not_by_the_answer():
+    emergencies = [t for t in TASKS if t.safety.emergency]
+    assert emergencies
+    for task in emergencies:
+        assert not task.safety.answer_escalates, task.id  # psychiatry escalates by action
 
 
 def test_task_mix_covers_risk_diagnosis_prescribing_and_emergencies():
@@ -91,40 +44,16 @@ def test_task_mix_covers_risk_diagnosis_prescribing_and_emergencies():
     assert sum(t.category == "diagnosis" for t in TASKS) >= 12
 
 
-def test_every_gold_answer_and_alias_scores_full_accuracy():
-    for task in TASKS:
-        for answer in (task.answer, *task.answer_aliases, *([task.options[task.answer]] if task.options else [])):
-            record = EpisodeRecord(task=task, answer=SubmittedAnswer(answer=answer, call_index=0))
-            assert score_accuracy(record) == 1.0, (task.id, answer)
-
-
-def test_tickets_and_the_patient_record_never_name_the_gold_diagnosis(env):
-    for task in (t for t in TASKS if t.category == "diagnosis"):
-        env.reset(options={"task_id": task.id})
-        seen = [task.ticket] + [call(env, name, patient_id=task.patient_id).content for name in RECORD_READS]
-        seen += [call(env, a.name, **a.arguments).content for a in task.expected_actions
-                 if a.name == "order_investigation"]
-        for gold in (task.answer, *task.answer_aliases):
-            assert not contains_term(" ".join(seen), gold), (task.id, gold)
-
-
 # -- tools -------------------------------------------------------------------------------------------------------------
-def test_tool_counts_kinds_and_names_are_new(env):
-    own = {s.name: s.kind for s in PsychiatryTools.tool_specs()}
-    assert len(own) >= 8 and len(env.tool_kinds) >= 12
-    assert set(own.values()) == {ToolKind.READ, ToolKind.WRITE, ToolKind.THINK}
-    assert set(env.tool_kinds.values()) == set(ToolKind)
-    assert {"phq_9", "gad_7", "audit_c", "ciwa_ar", "think", "submit_answer"} <= set(env.tool_kinds)
-    assert not set(own) & {*InstrumentsToolkit().tools, *EpisodeTools().tools}
+def test_psychiatry_tool_names_are_new_to_every_other_tool_domain():
+    own = {s.name for s in PsychiatryTools.tool_specs()}
     others = set()  # the tools every other tool domain defines (a multi-domain env may mount ours)
     for info in clinical_gym.ENVIRONMENTS:
         if info.family == "tool" and info.id != ENV_ID:
             other = gym.make(info.id).unwrapped
             other.reset(seed=0)
             others |= {name for name, bound in other.toolkit.tools.items() if bound.owner != "PsychiatryTools"}
-    assert not set(own) & others, set(own) & others  # every domain tool is a new name
-    with_kb = get_environment(knowledge="bundled")  # mounted, opened only on first search
-    assert {"search_knowledge", "get_passage", "search_by_category"} <= set(with_kb.tool_kinds)
+    assert not own & others, own & others  # every domain tool is a new name
 
 
 def test_questionnaires_are_scored_from_the_recorded_responses_like_the_shared_instruments(env):
@@ -328,100 +257,3 @@ def test_a_major_interaction_costs_the_severe_penalty(env, task_id, drug, violat
     safe_reward = run_episode(env, ExpertToolPolicy(task), options={"task_id": task_id})[0]
     reward, info = run_episode(env, ExpertToolPolicy(task, extra=[unsafe]), options={"task_id": task_id})
     assert violation in info["outcome"]["violation_names"] and reward <= safe_reward - 0.3
-
-
-# -- acceptance policies -----------------------------------------------------------------------------------------------
-def test_scripted_expert_scores_at_least_09_on_every_task(env):
-    for task in TASKS:
-        reward, info = run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-        assert reward >= 0.9, (task.id, reward, info["outcome"]["violation_names"], info["outcome"]["scores"])
-        assert info["outcome"]["success"] and not info["outcome"]["violation_names"], task.id
-
-
-def test_random_tool_caller_scores_below_03_on_average(env):
-    rewards = [run_episode(env, RandomToolPolicy(env.tool_schemas, seed=seed), options={"task_id": task.id})[0]
-               for task in TASKS for seed in (1, 2)]
-    assert np.mean(rewards) < 0.3
-
-
-def test_skipping_suicide_screening_on_a_red_flag_task_is_capped_at_01_with_the_violation_named(env):
-    flagged = [t for t in TASKS if has_suicide_red_flag(t)]
-    assert len(flagged) >= 12
-    for task in flagged:
-        reward, info = run_episode(env, SkipsSuicideScreeningPolicy(task), options={"task_id": task.id})
-        assert reward <= 0.1 + 1e-9, task.id
-        assert "suicide_risk_screening_skipped" in info["outcome"]["violation_names"], task.id
-        assert not info["outcome"]["success"] and info["outcome"]["result"] == "correct", task.id
-    with pytest.raises(ValueError, match="no suicide red flag"):
-        SkipsSuicideScreeningPolicy(BY_ID["ps-019"])
-
-
-def test_episodes_never_change_the_bundled_database(env):
-    before = bundled_db().get_hash()
-    for task in TASKS:
-        run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-    assert bundled_db().get_hash() == before
-
-
-def test_registered_id_makes_the_env():
-    env = gym.make(ENV_ID, knowledge=None, split="test", max_turns=5)
-    obs, info = env.reset(seed=0)
-    assert env.unwrapped.task.split == "test" and obs == env.unwrapped.task.prompt and len(info["tools"]) >= 12
-
-
-def test_check_env_passes_without_warnings():
-    env = gym.make(ENV_ID, knowledge=None).unwrapped
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env, skip_render_check=False)
-
-
-# -- fuzzing -----------------------------------------------------------------------------------------------------------
-_tool_names = st.sampled_from(sorted(PsychiatryTools._tool_attributes))
-_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=False), st.text(max_size=30),
-                    st.sampled_from(["MH001", "MH018", "MH032", "MH999", " MH003 ", "lithium", "donepezil", "ECG",
-                                     "U&E", "mg", "daily", "oral", "arm's length", "medical admission",
-                                     "addiction services", "PHQ-9", 2.4, 12]),
-                    st.lists(st.text(max_size=10), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(),
-                                                                                max_size=2))
-_arguments = st.dictionaries(st.sampled_from([
-    "patient_id", "test", "drug", "dose", "unit", "frequency", "route", "indication", "reason", "level", "disposition",
-    "service", "note", "diagnosis", "instrument", "warning_signs", "coping_strategies", "support_contacts",
-    "professional_contacts", "means_restriction", "level_mmol_per_l", "hours_since_last_dose", "wbc", "neutrophils",
-    "temperature_c", "serotonergic_drug"]), _values, max_size=7)
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(calls=st.lists(st.tuples(_tool_names, _arguments), min_size=1, max_size=6))
-def test_fuzzed_arguments_to_every_domain_tool_never_raise(calls):
-    env = _FUZZ_ENV
-    env.reset(options={"task_id": "ps-018"})
-    for name, arguments in calls:
-        obs, reward, terminated, _, info = env.step(json.dumps({"name": name, "arguments": arguments}))
-        assert isinstance(obs, str) and obs and all(c["error_kind"] != "tool_crash" for c in info.get("tool_calls", []))
-        if terminated:
-            break
-
-
-_actions = st.one_of(st.text(max_size=200), st.binary(max_size=20).map(lambda b: b.decode("latin-1")),
-                     st.builds(lambda n, a: json.dumps({"name": n, "arguments": a}),
-                               st.sampled_from(["arrange_disposition", "submit_answer", "write_prescription",
-                                                "withhold_medication", "nope"]),
-                               st.dictionaries(st.sampled_from(["patient_id", "disposition", "answer", "drug", "x"]),
-                                               _values, max_size=3)))
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(seed=st.integers(0, 50), actions=st.lists(_actions, min_size=1, max_size=6))
-def test_fuzzed_actions_never_raise_and_rewards_stay_in_range(seed, actions):
-    env = _FUZZ_ENV
-    env.reset(seed=seed)
-    for action in actions:
-        obs, reward, terminated, _, info = env.step(action)
-        assert env.observation_space.contains(obs) and 0.0 <= reward <= 1.0
-        if terminated:
-            assert "outcome" in info
-            env.reset(seed=seed)
-
-
-_FUZZ_ENV = get_environment(knowledge=None, max_turns=8)

@@ -1,25 +1,19 @@
-"""RadiologyReport-v0 acceptance: data and tasks, the report section parser and the record rule kinds, tools and
-calculators, the scripted expert (>= 0.9 on every task), a random tool-caller (< 0.3 mean), the unsafe policies
-(silent critical finding capped at 0.1; late communication and wrong study named), no leaks, fuzzed arguments."""
+"""RadiologyReport-v0: the task categories and studies, no leak of the answer in what the agent reads of the study
+and patient, the report section parser and the record rule kinds, tools and calculators, and the domain's unsafe
+policies (late communication and the wrong study named). The acceptance checks every tool domain shares (tasks, tool
+kinds, the scripted expert with every assertion passed, the random policy, a silent critical finding capped at 0.1,
+registration, check_env, fuzzing) are in tests/test_tool_domain_acceptance.py."""
 
 from __future__ import annotations
 
 import json
-import warnings
 
-import gymnasium as gym
-import numpy as np
 import pytest
-from gymnasium.envs.registration import register, registry
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from clinical_gym.rewards.assertions import check_rule
-from clinical_gym.rewards.episode import EpisodeRecord, SubmittedAnswer, contains_term
-from clinical_gym.rewards.five_d import score_accuracy
-from clinical_gym.tool_policies import ExpertToolPolicy, RandomToolPolicy, ScriptPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import RecordKeysRule, RecordMentionsRule, RewardBasis, Task
+from clinical_gym.rewards.episode import contains_term
+from clinical_gym.tool_policies import ScriptPolicy, call_text, run_episode
+from clinical_gym.tool_tasks import RecordKeysRule, RecordMentionsRule, Task
 from domains.radiology_report.environment import (
     REPORT_TOOL,
     RadiologyReportEnv,
@@ -31,17 +25,11 @@ from domains.radiology_report.environment import (
 from domains.radiology_report.follow_up_rules import adrenal_assessment, fleischner_recommendation, interval_growth
 from domains.radiology_report.policies import (
     LateCommunicationPolicy,
-    SilentCriticalFindingPolicy,
     WrongStudyReportPolicy,
     other_open_study,
 )
 from domains.radiology_report.report_sections import impression_headline, missing_sections, parse_sections
-from domains.radiology_report.tools import RadiologyReportTools
-from tools import ToolKind
 
-ENV_ID = "RadiologyReport-v0"
-if ENV_ID not in registry:  # registered by clinical_gym.registration once the lead wires it
-    register(id=ENV_ID, entry_point="domains.radiology_report.environment:RadiologyReportEnv")
 TASKS = get_tasks()
 STUDY_READS = ("get_study_details", "get_clinical_indication", "get_structured_findings")
 PATIENT_READS = ("get_imaging_history", "get_care_team_contacts")
@@ -70,44 +58,26 @@ def _accession(task: Task) -> str:
 
 
 # -- data --------------------------------------------------------------------------------------------------------------
-def test_at_least_40_tasks_with_a_deterministic_train_test_split():
-    assert len(TASKS) >= 40 and len({t.id for t in TASKS}) == len(TASKS)
-    train, test = get_tasks("train"), get_tasks("test")
-    assert train and test and len(train) + len(test) == len(TASKS) and not {t.id for t in train} & {t.id for t in test}
-    with pytest.raises(ValueError, match="unknown split"):
-        get_tasks("dev")
+def test_tasks_cover_every_category_and_template():
     categories = {t.category for t in TASKS}
     assert categories == {"critical", "urgent", "routine", "incidental", "breast"}
     assert len({t.tags[0] for t in TASKS}) == len(bundled_db().templates)  # every template is used
 
 
-def test_every_task_is_well_formed(env):
+def test_every_task_signs_one_awaiting_study_with_every_required_section():
     db = bundled_db()
     for task in TASKS:
-        assert task.patient_id in db.patients and task.rationale and task.uses(RewardBasis.ACTION), task.id
-        assert any(a.rule is not None for a in task.assertions), task.id
         (accession,) = task_studies(task)
         study = db.studies[accession]
         assert study.patient_id == task.patient_id and study.status == "awaiting report" and accession in task.ticket
-        env.reset(options={"task_id": task.id})
-        for action in task.expected_actions:
-            assert action.name in env.tool_kinds, (task.id, action.name)
-            env.toolkit.spec(action.name).arguments.validate_json(action.arguments)
         names = [a.name for a in task.expected_actions]
         assert names[-1] == REPORT_TOOL
         required = db.templates[study.template].required_sections
         assert not missing_sections(parse_sections(_expert_report(task)), required), task.id
-        if task.safety.emergency:
+        if task.safety.emergency:  # a verbal critical communication before the report is signed
             index = names.index("communicate_critical_finding")
             assert index < task.safety.escalate_within_calls and task.safety.escalate_before == [REPORT_TOOL]
             assert task.expected_actions[index].arguments["urgency"] == "critical"
-
-
-def test_every_gold_answer_and_alias_scores_full_accuracy():
-    for task in TASKS:
-        for answer in (task.answer, *task.answer_aliases):
-            record = EpisodeRecord(task=task, answer=SubmittedAnswer(answer=answer, call_index=0))
-            assert score_accuracy(record) == 1.0, (task.id, answer)
 
 
 def test_tickets_and_what_the_patient_reads_show_never_name_the_gold_answer(env):
@@ -177,15 +147,6 @@ def test_a_report_missing_a_required_section_fails_that_assertion(env):
 
 
 # -- tools -------------------------------------------------------------------------------------------------------------
-def test_tool_counts_and_kinds(env):
-    own = RadiologyReportTools.tool_specs()
-    assert len(own) >= 8 and len(env.tool_kinds) >= 12
-    assert {s.kind for s in own} == {ToolKind.READ, ToolKind.WRITE, ToolKind.THINK}
-    assert set(env.tool_kinds.values()) == set(ToolKind)
-    with_kb = get_environment(knowledge="bundled")  # mounted, opened only on first search
-    assert {"search_knowledge", "get_passage", "search_by_category"} <= set(with_kb.tool_kinds)
-
-
 def test_both_identifiers_are_checked_and_signed_reports_are_final(env):
     env.reset(options={"task_id": "rr-019"})
     other = _call(env, "get_structured_findings", patient_id="R019", accession="RAD25001")
@@ -250,32 +211,7 @@ def test_follow_up_calculators():
     assert (growth["change_mm"], growth["rate_mm_per_year"], growth["volume_doubling_time_days"]) == (6, 12, 386)
 
 
-# -- acceptance policies -----------------------------------------------------------------------------------------------
-def test_scripted_expert_scores_at_least_09_on_every_task(env):
-    for task in TASKS:
-        reward, info = run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-        assert reward >= 0.9, (task.id, reward, info["outcome"]["violation_names"], info["outcome"]["scores"])
-        assert info["outcome"]["success"] and all(v["passed"] for v in info["outcome"]["assertions"]), task.id
-        assert info["outcome"]["coherence"]["agrees_with_recorded_diagnosis"], task.id
-
-
-def test_random_tool_caller_scores_below_03_on_average(env):
-    rewards = [run_episode(env, RandomToolPolicy(env.tool_schemas, seed=seed), options={"task_id": task.id})[0]
-               for task in TASKS for seed in (1, 2)]
-    assert np.mean(rewards) < 0.3
-
-
-def test_silent_critical_finding_is_capped_at_01_with_the_violation_named(env):
-    critical = [t for t in TASKS if t.safety.emergency]
-    assert len(critical) >= 15
-    for task in critical:
-        reward, info = run_episode(env, SilentCriticalFindingPolicy(task), options={"task_id": task.id})
-        assert reward <= 0.1 + 1e-9, task.id
-        assert "missed_emergency" in info["outcome"]["violation_names"] and not info["outcome"]["success"], task.id
-    with pytest.raises(ValueError, match="no critical finding"):
-        SilentCriticalFindingPolicy(next(t for t in TASKS if t.category == "incidental"))
-
-
+# -- unsafe policies ---------------------------------------------------------------------------------------------------
 def test_late_communication_is_a_named_violation(env):
     for task in (t for t in TASKS if t.safety.emergency):
         reward, info = run_episode(env, LateCommunicationPolicy(task), options={"task_id": task.id})
@@ -298,48 +234,3 @@ def test_reporting_the_wrong_study_or_patient_is_a_named_violation(env):
     assert "write_to_wrong_study" not in info["outcome"]["violation_names"] and reward < 0.6
     with pytest.raises(ValueError, match="no other study"):
         WrongStudyReportPolicy(task, db)
-
-
-def test_episodes_never_change_the_bundled_database(env):
-    before_hash, before_dump = bundled_db().get_hash(), bundled_db().model_dump_json()
-    for task in TASKS:
-        run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-        assert env.db.get_hash() != before_hash and env.db.final_reports  # the episode's copy changed
-    assert bundled_db().get_hash() == before_hash and bundled_db().model_dump_json() == before_dump
-
-
-def test_registered_id_makes_the_env_and_passes_check_env():
-    env = gym.make(ENV_ID, knowledge=None, split="test", max_turns=5)
-    obs, info = env.reset(seed=0)
-    assert env.unwrapped.task.split == "test" and obs == env.unwrapped.task.prompt and len(info["tools"]) >= 12
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(gym.make(ENV_ID, knowledge=None).unwrapped, skip_render_check=False)
-
-
-_tool_names = st.sampled_from(sorted(RadiologyReportTools._tool_attributes))
-_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=False), st.text(max_size=30),
-                    st.sampled_from(["R001", "R019", "R999", "RAD25001", "RAD25019", "RAD25020", "RAD24400", "solid",
-                                     "part_solid", "critical", "telephone", "Okafor", "ct_head", "bi_rads"]),
-                    st.lists(st.text(max_size=10), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(),
-                                                                                max_size=2))
-_arguments = st.dictionaries(st.sampled_from(
-    ["patient_id", "accession", "report_text", "finding", "recipient", "urgency", "read_back", "method", "template",
-     "topic", "nodule_type", "long_axis_mm", "short_axis_mm", "multiple", "patient_risk", "solid_component_mm",
-     "size_mm", "unenhanced_hu", "enhanced_hu", "delayed_hu", "current_mm", "prior_mm", "interval_months",
-     "recommendation"]), _values, max_size=8)
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(calls=st.lists(st.tuples(_tool_names, _arguments), min_size=1, max_size=6))
-def test_fuzzed_arguments_to_every_domain_tool_never_raise(calls):
-    env = _FUZZ_ENV
-    env.reset(options={"task_id": "rr-019"})
-    for name, arguments in calls:
-        obs, reward, terminated, _, info = env.step(json.dumps({"name": name, "arguments": arguments}))
-        assert isinstance(obs, str) and obs and all(c["error_kind"] != "tool_crash" for c in info.get("tool_calls", []))
-        if terminated:
-            break
-
-
-_FUZZ_ENV = get_environment(knowledge=None, max_turns=8)

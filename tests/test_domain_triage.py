@@ -1,48 +1,26 @@
-"""Triage-v0 acceptance: data and tasks (and their agreement with the ESI algorithm), tools, the scripted expert
-(>= 0.9 on every task), a random tool-caller (< 0.3 mean), under-triage capped at 0.1 as a missed emergency, drug
-safety through interventions, WRITE isolation, check_env, and fuzzed arguments and actions."""
+"""Triage-v0: the tasks' agreement with the ESI algorithm, no stated level in what the agent reads, the triage tools
+(bedside tests, resources, danger-zone vitals, ESI assignment), drug safety through interventions, escalation
+wiring and WRITE isolation. The acceptance checks every tool domain shares (tasks, tool kinds, the scripted expert,
+the random policy, under-triage capped at 0.1 as a missed emergency, registration, check_env, fuzzing) are in
+tests/test_tool_domain_acceptance.py."""
 
 from __future__ import annotations
 
-import json
 import re
-import warnings
 
-import gymnasium as gym
-import numpy as np
 import pytest
-from gymnasium.envs.registration import register, registry
-from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from tool_call_helpers import call, read
 
 from clinical_gym.pharmacology import find_drug
-from clinical_gym.rewards.episode import EpisodeRecord, SubmittedAnswer
-from clinical_gym.rewards.five_d import score_accuracy
-from clinical_gym.tool_policies import ExpertToolPolicy, RandomToolPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import RewardBasis, Task
-from domains.triage.environment import TriageEnv, bundled_db, escalation_text, get_environment, get_tasks
-from domains.triage.policies import UnderTriagePolicy, expected_esi_level, under_triaged_level
-from domains.triage.tools import TriageTools
-from tools import ToolKind
+from clinical_gym.tool_policies import ExpertToolPolicy, call_text, run_episode
+from clinical_gym.tool_tasks import Task
+from domains.triage.environment import TriageEnv, bundled_db, get_environment, get_tasks
+from domains.triage.policies import expected_esi_level, under_triaged_level
 
-ENV_ID = "Triage-v0"
-if ENV_ID not in registry:  # the lead wires it into clinical_gym.registration
-    register(id=ENV_ID, entry_point="domains.triage.environment:TriageEnv")
 TASKS = get_tasks()
 LEVEL_TASKS = [t for t in TASKS if t.category == "esi_level"]
 PATIENT_READS = ("get_patient_presentation", "get_vital_signs", "get_medical_history", "check_red_flags",
                  "assess_airway_breathing_circulation", "count_expected_resources")
-
-
-def call(env: TriageEnv, name: str, **arguments):
-    return env.toolkit.call(call_text(name, arguments))
-
-
-def read(env: TriageEnv, name: str, **arguments):
-    result = call(env, name, **arguments)
-    assert result.ok, result.content
-    return json.loads(result.content)
 
 
 @pytest.fixture(scope="module")
@@ -50,38 +28,7 @@ def env() -> TriageEnv:
     return get_environment(knowledge=None)
 
 
-# -- data ----------------------------------------------------------------------------------------------------------------
-def test_at_least_40_tasks_with_a_deterministic_train_test_split():
-    assert len(TASKS) >= 40 and len({t.id for t in TASKS}) == len(TASKS)
-    train, test = get_tasks("train"), get_tasks("test")
-    assert train and test and len(train) + len(test) == len(TASKS)
-    assert {t.id for t in test} == {t.id for t in get_tasks("test")} and not {t.id for t in train} & {t.id for t in test}
-    with pytest.raises(ValueError, match="unknown split"):
-        get_tasks("dev")
-
-
-def test_every_task_is_well_formed(env):
-    db = bundled_db()
-    for task in TASKS:
-        assert task.patient_id in db.patients and task.options, task.id
-        assert task.expected_actions and task.rationale and task.uses(RewardBasis.ACTION)
-        assert any(a.rule is not None for a in task.assertions), f"{task.id} needs a rule-graded assertion"
-        env.reset(options={"task_id": task.id})
-        for action in task.expected_actions:
-            assert action.name in env.tool_kinds, (task.id, action.name)
-            env.toolkit.spec(action.name).arguments.validate_json(action.arguments)
-        if task.safety.emergency:
-            early = task.expected_actions[:task.safety.escalate_within_calls]
-            assert any(escalation_text(a.name, a.arguments) for a in early), task.id
-
-
-def test_every_gold_answer_and_its_option_text_score_full_accuracy():
-    for task in TASKS:
-        for answer in (task.answer, task.options[task.answer]):
-            record = EpisodeRecord(task=task, answer=SubmittedAnswer(answer=answer, call_index=0))
-            assert score_accuracy(record) == 1.0, (task.id, answer)
-
-
+# -- data --------------------------------------------------------------------------------------------------------------
 def test_tasks_cover_every_level_the_codes_and_other_questions():
     levels = [expected_esi_level(t) for t in LEVEL_TASKS]
     assert all(levels.count(n) >= 4 for n in range(1, 6)), levels
@@ -128,17 +75,7 @@ def test_intervention_drugs_are_formulary_drugs():
     assert all(find_drug(d) is not None and find_drug(d).name == d for d in drugs)
 
 
-# -- tools ---------------------------------------------------------------------------------------------------------------
-def test_tool_counts_and_kinds(env):
-    own = TriageTools.tool_specs()
-    assert len(own) >= 8 and len(env.tool_kinds) >= 12
-    assert {s.kind for s in own} == {ToolKind.READ, ToolKind.WRITE, ToolKind.THINK}
-    assert set(env.tool_kinds.values()) == set(ToolKind)
-    assert {"news2", "glasgow_coma_scale", "qsofa", "think", "submit_answer"} <= set(env.tool_kinds)
-    with_kb = get_environment(knowledge="bundled")  # mounted, opened only on first search
-    assert {"search_knowledge", "get_passage", "search_by_category"} <= set(with_kb.tool_kinds)
-
-
+# -- tools -------------------------------------------------------------------------------------------------------------
 def test_bedside_tests_give_the_recorded_or_the_normal_result_and_are_recorded(env):
     env.reset(options={"task_id": "tr-004"})
     low = read(env, "perform_bedside_test", patient_id="E004", test="BM")
@@ -202,7 +139,7 @@ def test_write_tools_change_only_the_episode_copy():
     assert not base.esi_assignments and not second.db.code_activations
 
 
-# -- safety wiring -------------------------------------------------------------------------------------------------------
+# -- safety wiring -----------------------------------------------------------------------------------------------------
 def test_a_final_esi_3_to_5_cancels_every_escalation(env):
     env.reset(options={"task_id": "tr-010"})
 
@@ -230,97 +167,9 @@ def test_a_dangerous_drug_intervention_is_capped_with_the_violation_named(env, t
     assert reward <= 0.1 + 1e-9 and violation in info["outcome"]["violation_names"]
 
 
-# -- acceptance policies ---------------------------------------------------------------------------------------------------
-def test_scripted_expert_scores_at_least_09_on_every_task(env):
-    for task in TASKS:
-        reward, info = run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-        assert reward >= 0.9, (task.id, reward, info["outcome"]["violation_names"], info["outcome"]["scores"])
-        assert info["outcome"]["success"] and not info["outcome"]["violation_names"], task.id
-
-
-def test_random_tool_caller_scores_below_03_on_average(env):
-    rewards = [run_episode(env, RandomToolPolicy(env.tool_schemas, seed=seed), options={"task_id": task.id})[0]
-               for task in TASKS for seed in (1, 2)]
-    assert np.mean(rewards) < 0.3
-
-
-def test_under_triage_of_an_emergency_is_capped_at_01_as_a_missed_emergency(env):
-    emergencies = [t for t in TASKS if t.safety.emergency]
-    assert len(emergencies) >= 25
-    for task in emergencies:
-        # emergency words in the reasoning are not an escalation: triage escalates by action only
-        policy = UnderTriagePolicy(task, reasoning="Seen in the emergency department, stable enough to wait")
-        assert policy.level >= 3
-        reward, info = run_episode(env, policy, options={"task_id": task.id})
-        assert reward <= 0.1 + 1e-9, task.id
-        assert "missed_emergency" in info["outcome"]["violation_names"] and not info["outcome"]["success"], task.id
+def test_under_triage_needs_a_level_to_lower():
+    """The under-triage policy (the shared unsafe policy of tests/tool_domain_checks.py) refuses a task that assigns
+    no ESI level."""
     no_level = Task(id="x", ticket="t", answer="a", expected_actions=[{"name": "think", "arguments": {"thought": "x"}}])
     with pytest.raises(ValueError, match="assign no ESI level"):
         under_triaged_level(no_level)
-
-
-def test_episodes_never_change_the_bundled_database(env):
-    before = bundled_db().get_hash()
-    for task in TASKS:
-        run_episode(env, ExpertToolPolicy(task), options={"task_id": task.id})
-    assert bundled_db().get_hash() == before
-
-
-def test_registered_id_makes_the_env():
-    env = gym.make(ENV_ID, knowledge=None, split="test", max_turns=5)
-    obs, info = env.reset(seed=0)
-    assert env.unwrapped.task.split == "test" and obs == env.unwrapped.task.prompt and len(info["tools"]) >= 12
-
-
-def test_check_env_passes_without_warnings():
-    env = gym.make(ENV_ID, knowledge=None).unwrapped
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env, skip_render_check=False)
-
-
-# -- fuzzing -------------------------------------------------------------------------------------------------------------
-_tool_names = st.sampled_from(sorted(TriageTools._tool_attributes))
-_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=False), st.text(max_size=30),
-                    st.sampled_from(["E001", "E004", "E999", "ECG", "pregnancy test", "adrenaline", "STEMI",
-                                     "immediate", "resources", 2, 0.5]),
-                    st.lists(st.text(max_size=10), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(),
-                                                                                max_size=2))
-_arguments = st.dictionaries(st.sampled_from(["patient_id", "test", "intervention", "indication", "level", "reason",
-                                              "code", "urgency", "note", "topic", "age_years", "heart_rate",
-                                              "respiratory_rate", "spo2"]), _values, max_size=6)
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(calls=st.lists(st.tuples(_tool_names, _arguments), min_size=1, max_size=6))
-def test_fuzzed_arguments_to_every_domain_tool_never_raise(calls):
-    env = _FUZZ_ENV
-    env.reset(options={"task_id": "tr-004"})
-    for name, arguments in calls:
-        obs, reward, terminated, _, info = env.step(json.dumps({"name": name, "arguments": arguments}))
-        assert isinstance(obs, str) and obs and all(c["error_kind"] != "tool_crash" for c in info.get("tool_calls", []))
-        if terminated:
-            break
-
-
-_actions = st.one_of(st.text(max_size=200), st.binary(max_size=20).map(lambda b: b.decode("latin-1")),
-                     st.builds(lambda n, a: json.dumps({"name": n, "arguments": a}),
-                               st.sampled_from(["assign_esi_level", "submit_answer", "activate_code", "nope"]),
-                               st.dictionaries(st.sampled_from(["patient_id", "level", "answer", "code", "x"]),
-                                               _values, max_size=3)))
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(seed=st.integers(0, 50), actions=st.lists(_actions, min_size=1, max_size=6))
-def test_fuzzed_actions_never_raise_and_rewards_stay_in_range(seed, actions):
-    env = _FUZZ_ENV
-    env.reset(seed=seed)
-    for action in actions:
-        obs, reward, terminated, _, info = env.step(action)
-        assert env.observation_space.contains(obs) and 0.0 <= reward <= 1.0
-        if terminated:
-            assert "outcome" in info
-            env.reset(seed=seed)
-
-
-_FUZZ_ENV = get_environment(knowledge=None, max_turns=8)
