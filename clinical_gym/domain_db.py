@@ -1,15 +1,19 @@
-"""``DomainDB``: the base of every tool domain's database (pydantic), with JSON load/dump and a content hash."""
+"""``DomainDB``: the base of every tool domain's database (pydantic), with JSON load/dump and a content hash;
+``RecordListsDB``: the base of a database whose tools only append to record lists."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 D = TypeVar("D", bound="DomainDB")
+R = TypeVar("R", bound="RecordListsDB")
+T = TypeVar("T")
 
 
 class DomainDB(BaseModel):
@@ -39,6 +43,42 @@ class DomainDB(BaseModel):
         """A deep, independent copy for one episode. A domain with a large database may override it with a
         copy-on-write scheme, as long as nothing an episode does can change the original."""
         return self.model_copy(deep=True)
+
+
+class RecordListsDB(DomainDB):
+    """A database whose tools only append to the lists named in ``record_fields``; the rest never changes.
+
+    ``episode_copy()`` therefore copies just those lists (a reset costs microseconds) and shares with the copy the
+    values derived from the unchanging part (``shared``). ``get_hash()`` digests the unchanging part once per loaded
+    database; a subclass with another digest scheme overrides it.
+    """
+
+    record_fields: ClassVar[tuple[str, ...]] = ()
+    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def episode_copy(self: R) -> R:
+        copy = self.model_copy(update={name: list(getattr(self, name)) for name in self.record_fields})
+        copy._cache = self._cache
+        return copy
+
+    def shared(self, key: str, build: Callable[[], T]) -> T:
+        """A value derived from the unchanging part, built once and shared by every episode copy."""
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def get_hash(self) -> str:
+        static = self._cache.get("static_digest")
+        if static is None:
+            static = sha256_hex(canonical_json(self.model_dump(mode="json", exclude=set(self.record_fields))))
+            self._cache["static_digest"] = static
+        records = canonical_json(self.model_dump(mode="json", include=set(self.record_fields)))
+        return sha256_hex(static + records)
+
+
+def sha256_hex(text: str) -> str:
+    """The SHA-256 hex digest of ``text`` (UTF-8)."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def canonical_json(value: Any) -> str:

@@ -10,15 +10,18 @@ no knowledge tools.
 from __future__ import annotations
 
 import threading
-from importlib import resources
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal, Union
+from importlib import resources
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 from knowledge_base import KnowledgeTools, open_bundled
 from tools import ToolKind, Toolkit, tool
 from tools.instruments import InstrumentsToolkit
 
 if TYPE_CHECKING:
+    from clinical_gym.domain_db import DomainDB
+    from clinical_gym.tool_tasks import Task
+    from domains.bundled import BundledData
     from knowledge_base import Passage, PassageSearch, SearchHit
 
 KnowledgeSource = Union["PassageSearch", Literal["bundled"], None]
@@ -60,11 +63,22 @@ class KnowledgeToolkit(Toolkit, KnowledgeTools):
 
 class BundledDomain:
     """Mixin for a bundled tool domain (list it before ``ToolDomainEnv``): the ``knowledge`` constructor argument, the
-    system prompt's policy from the ``policy.md`` of the env's package, and the shared toolkits over ``knowledge``."""
+    system prompt's policy from the ``policy.md`` of the env's package, the shared toolkits over ``knowledge``, and
+    the default database and tasks from the env's ``bundled`` data (``domains.bundled.BundledData``)."""
+
+    bundled: ClassVar[BundledData[Any]]
 
     def __init__(self, *args: Any, knowledge: KnowledgeSource = "bundled", **kwargs: Any) -> None:
         self.knowledge = knowledge
         super().__init__(*args, **kwargs)
+
+    @classmethod
+    def default_db(cls) -> DomainDB:
+        return cls.bundled.bundled_db()
+
+    @classmethod
+    def default_tasks(cls) -> list[Task]:
+        return list(cls.bundled.tasks())
 
     @classmethod
     def policy_text(cls) -> str:

@@ -8,16 +8,24 @@ import copy
 import hashlib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.domain_db import DomainDB, canonical_json
+from clinical_gym.domain_db import DomainDB, canonical_json, sha256_hex
+from domains.records import (
+    Condition,
+    Consciousness,
+    DiagnosisRecord,
+    LabResult,
+    Medication,
+    Note,
+    Order,
+    WrittenNote,
+)
+from domains.records import StrictModel as _Model
 
 Frequency = Literal["once", "daily", "bid", "tid", "qid", "q4h", "q6h", "q8h", "q12h", "weekly"]
-DOSES_PER_DAY: dict[str, float] = {"once": 1, "daily": 1, "bid": 2, "tid": 3, "qid": 4, "q4h": 6, "q6h": 4, "q8h": 3,
-                                   "q12h": 2, "weekly": 1 / 7}
 DoseUnit = Literal["mg", "mcg", "g", "units", "mL", "mmol"]
-MG_PER_UNIT: dict[str, float] = {"mg": 1.0, "mcg": 0.001, "g": 1000.0}
 Route = Literal["oral", "intravenous", "intramuscular", "subcutaneous", "inhaled", "nebulised", "sublingual",
                 "topical", "rectal"]
 EscalationLevel = Literal["emergency team", "intensive care", "emergency surgery", "cardiac catheterisation",
@@ -25,27 +33,10 @@ EscalationLevel = Literal["emergency team", "intensive care", "emergency surgery
 TestCategory = Literal["laboratory", "imaging", "cardiac", "microbiology", "bedside", "pathology"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
 class Allergy(_Model):
     substance: str
     reaction: str
     severity: Literal["mild", "moderate", "severe", "life-threatening", "not recorded"]
-
-
-class Medication(_Model):
-    name: str
-    dose: str
-    frequency: str
-    indication: str = ""
-
-
-class Condition(_Model):
-    name: str
-    status: Literal["active", "resolved"] = "active"
-    since: str = ""
 
 
 class VitalSigns(_Model):
@@ -57,36 +48,7 @@ class VitalSigns(_Model):
     respiratory_rate: int
     spo2: int
     on_oxygen: bool = False
-    consciousness: Literal["alert", "new confusion", "voice", "pain", "unresponsive"] = "alert"
-
-
-class LabResult(_Model):
-    """A result: numeric (``value`` with unit and reference range) or descriptive (``text``), or both."""
-
-    test: str
-    time: str
-    value: float | None = None
-    unit: str = ""
-    ref_low: float | None = None
-    ref_high: float | None = None
-    text: str = ""
-
-    @property
-    def flag(self) -> Literal["high", "low", "normal"] | None:
-        """Where a numeric value lies against its reference range."""
-        if self.value is None:
-            return None
-        if self.ref_high is not None and self.value > self.ref_high:
-            return "high"
-        if self.ref_low is not None and self.value < self.ref_low:
-            return "low"
-        return "normal"
-
-
-class Note(_Model):
-    time: str
-    author: str
-    text: str
+    consciousness: Consciousness = "alert"
 
 
 class Patient(_Model):
@@ -126,13 +88,6 @@ class TestDefinition(_Model):
     normal_text: str = ""
 
 
-class Order(_Model):
-    order_id: str
-    patient_id: str
-    test: str
-    time: str
-
-
 class Prescription(_Model):
     prescription_id: str
     patient_id: str
@@ -142,17 +97,6 @@ class Prescription(_Model):
     frequency: Frequency
     route: Route
     indication: str = ""
-
-
-class DiagnosisRecord(_Model):
-    patient_id: str
-    diagnosis: str
-    icd10: str = ""
-
-
-class WrittenNote(_Model):
-    patient_id: str
-    text: str
 
 
 class Escalation(_Model):
@@ -211,17 +155,13 @@ class ClinicalDiagnosisDB(DomainDB):
         digest = hashlib.sha256(self.model_dump_json(exclude={"patients", "tests"}).encode())
         digests: dict[str, str] = self._cache.setdefault("digests", {})
         if "tests" not in digests:
-            digests["tests"] = _digest(canonical_json({k: t.model_dump(mode="json") for k, t in self.tests.items()}))
+            digests["tests"] = sha256_hex(canonical_json({k: t.model_dump(mode="json") for k, t in self.tests.items()}))
         digest.update(digests["tests"].encode())
         for patient_id in sorted(self.patients):
             patient = self.patients[patient_id]
             if patient_id in self._owned:
-                part = _digest(patient.model_dump_json())
+                part = sha256_hex(patient.model_dump_json())
             else:
-                part = digests.get(patient_id) or digests.setdefault(patient_id, _digest(patient.model_dump_json()))
+                part = digests.get(patient_id) or digests.setdefault(patient_id, sha256_hex(patient.model_dump_json()))
             digest.update(f"{patient_id}:{part}".encode())
         return digest.hexdigest()
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()

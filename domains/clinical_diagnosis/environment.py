@@ -5,28 +5,30 @@ Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``g
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.rewards.episode import (
     Act,
-    AllergyFact,
     CallRecord,
     ClinicalActions,
     PatientFacts,
-    Prescription,
     ReviewCategory,
 )
 from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task, load_tasks, select_split
-from domains.clinical_diagnosis.data_model import DOSES_PER_DAY, MG_PER_UNIT, ClinicalDiagnosisDB
+from clinical_gym.tool_tasks import Task
+from domains.bundled import BundledData
+from domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB
 from domains.clinical_diagnosis.tools import ClinicalDiagnosisTools
+from domains.dosing import prescription
+from domains.lookups import with_patient_id
+from domains.records import allergy_facts
 from domains.shared_toolkits import BundledDomain
 from tools import Toolkit
 
-DATA = resources.files("domains.clinical_diagnosis") / "data"
+BUNDLED = BundledData("domains.clinical_diagnosis", ClinicalDiagnosisDB)
+bundled_db = BUNDLED.bundled_db
+get_tasks = BUNDLED.get_tasks
 
 # Catalogue test name -> canonical lab key of clinical_gym.rewards.episode (others: their normalised name).
 LAB_KEYS = {"White cell count": "wbc", "Venous blood gas pH": "ph", "Adjusted calcium": "calcium", "QTc": "qtc",
@@ -39,22 +41,6 @@ REVIEWS: dict[str, frozenset[ReviewCategory]] = {
     "get_vital_signs": frozenset({"vitals"}), "get_lab_results": frozenset({"labs"}),
     "order_lab_test": frozenset({"labs"}), "get_clinical_notes": frozenset({"notes"}),
 }
-
-
-@lru_cache(maxsize=1)
-def bundled_db() -> ClinicalDiagnosisDB:
-    """The bundled database (shared, never mutated: episodes work on copies)."""
-    return ClinicalDiagnosisDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
-
-
-@lru_cache(maxsize=1)
-def _bundled_tasks() -> tuple[Task, ...]:
-    return tuple(load_tasks(DATA / "tasks.json"))
-
-
-def get_tasks(split: str | None = None) -> list[Task]:
-    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
-    return select_split(list(_bundled_tasks()), split)
 
 
 def lab_key(test: str) -> str:
@@ -72,18 +58,9 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
     ``domains.shared_toolkits``). ``gym.make("ClinicalDiagnosis-v0", knowledge=None, split="train")``.
     """
 
+    bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
-
-
-    @classmethod
-    def default_db(cls) -> ClinicalDiagnosisDB:
-        return bundled_db()
-
-    @classmethod
-    def default_tasks(cls) -> list[Task]:
-        return list(_bundled_tasks())
-
 
     def domain_toolkit(self, db: ClinicalDiagnosisDB) -> Toolkit:  # type: ignore[override]
         return ClinicalDiagnosisTools(db)
@@ -91,9 +68,7 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tools: ClinicalDiagnosisTools = self.domain_tools  # type: ignore[assignment]
-        canonical = dict(arguments)
-        if isinstance(canonical.get("patient_id"), str):
-            canonical["patient_id"] = canonical["patient_id"].strip()
+        canonical = with_patient_id(arguments)
         if name in ("order_lab_test", "get_lab_results") and isinstance(canonical.get("test"), str):
             canonical["test"] = tools.find_test(canonical["test"]).name
         if isinstance(canonical.get("drug"), str):
@@ -113,8 +88,7 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
         return PatientFacts(
             patient_id=patient.patient_id, age=patient.age, sex=patient.sex, pregnant=patient.pregnant,
             gestation_weeks=patient.gestation_weeks, weight_kg=patient.weight_kg,
-            allergies=[AllergyFact(substance=a.substance, severity=a.severity, reaction=a.reaction)
-                       for a in patient.allergies],
+            allergies=allergy_facts(patient.allergies),
             medications=[m.name for m in patient.medications], conditions=[c.name for c in patient.conditions],
             labs={k: r.value for k, r in latest.items()}, lab_flags={k: r.flag for k, r in latest.items()},
             vitals=vitals)
@@ -124,19 +98,13 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
         mine = [c for c in calls if c.ok and c.arguments.get("patient_id") == pid]
         args = [(c.name, c.arguments, c.index) for c in mine]
         return ClinicalActions(
-            prescriptions=[Prescription(drug=a["drug"], dose_mg=_dose_mg(a), doses_per_day=DOSES_PER_DAY[a["frequency"]],
-                                        frequency=a["frequency"], route=a["route"], call_index=i)
+            prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i)
                            for name, a, i in args if name == "prescribe_medication"],
             orders=[Act(text=a["test"], call_index=i) for name, a, i in args if name == "order_lab_test"],
             diagnoses=[Act(text=a["diagnosis"], call_index=i) for name, a, i in args if name == "record_diagnosis"],
             notes=[Act(text=a["note"], call_index=i) for name, a, i in args if name == "write_clinical_note"],
             escalations=[Act(text=f"{a['level']}: {a['reason']}", call_index=i) for name, a, i in args
                          if name == "escalate_care"])
-
-
-def _dose_mg(arguments: dict[str, Any]) -> float | None:
-    factor = MG_PER_UNIT.get(arguments["unit"])
-    return None if factor is None else float(arguments["dose"]) * factor
 
 
 def get_environment(db: ClinicalDiagnosisDB | None = None, **kwargs: Any) -> ClinicalDiagnosisEnv:

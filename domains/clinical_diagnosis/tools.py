@@ -7,7 +7,6 @@ Every WRITE tool changes only the database it was built with: the environment gi
 
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -15,7 +14,7 @@ from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.disease_table import disease_table
 from clinical_gym.cases.schema import normalize
-from clinical_gym.pharmacology import DRUGS, Drug, allergy_conflict, find_drug, interactions_with
+from clinical_gym.pharmacology import allergy_conflict, interactions_with
 from domains.clinical_diagnosis.data_model import (
     ClinicalDiagnosisDB,
     DiagnosisRecord,
@@ -32,62 +31,32 @@ from domains.clinical_diagnosis.data_model import (
     TestDefinition,
     WrittenNote,
 )
+from domains.lookups import PatientLookup, did_you_mean, formulary_drug
+from domains.records import result_view
 from tools import ToolKind, Toolkit, tool
 
 PatientId = Annotated[str, MinLen(1)]
 Text = Annotated[str, MinLen(1)]
 
 
-def result_view(result: LabResult) -> dict[str, Any]:
-    """A result as the agent sees it: value, unit, reference range and flag, or the report text."""
-    view: dict[str, Any] = {"test": result.test, "time": result.time}
-    if result.value is not None:
-        view.update(value=result.value, unit=result.unit)
-        low, high = result.ref_low, result.ref_high
-        if low is not None and high is not None:
-            view["reference_range"] = f"{low:g}-{high:g}"
-        elif high is not None:
-            view["reference_range"] = f"<{high:g}"
-        elif low is not None:
-            view["reference_range"] = f">{low:g}"
-        view["flag"] = result.flag
-    if result.text:
-        view["report"] = result.text
-    return view
-
-
-class ClinicalDiagnosisTools(Toolkit):
+class ClinicalDiagnosisTools(PatientLookup[Patient], Toolkit):
     """The domain's tools over one database (an episode's copy)."""
+
+    patient_id_example = "P001"
+    find_drug = staticmethod(formulary_drug)
 
     def __init__(self, db: ClinicalDiagnosisDB) -> None:
         self.db = db
 
     # -- helpers ---------------------------------------------------------------------------------------------------
-    def _patient(self, patient_id: str) -> Patient:
-        patient = self.db.patients.get(patient_id.strip())
-        if patient is None:
-            raise KeyError(f"patient {patient_id!r} not found; patient ids look like 'P001'")
-        return patient
-
     def find_test(self, name: str) -> TestDefinition:
         """The catalogue test ``name`` (or an alias) refers to; ValueError with close names otherwise."""
         index = self.db.test_index()
         definition = index.get(normalize(name))
         if definition is None:
-            close = difflib.get_close_matches(normalize(name), list(index), n=3, cutoff=0.6)
-            hint = f" Did you mean {', '.join(repr(index[c].name) for c in close)}?" if close else ""
+            hint = did_you_mean(name, index, lambda c: index[c].name, unique=False)
             raise ValueError(f"unknown test {name!r}.{hint} Use list_available_tests to see the catalogue.")
         return definition
-
-    @staticmethod
-    def find_drug(name: str) -> Drug:
-        """The formulary drug ``name`` refers to; ValueError with close names otherwise."""
-        drug = find_drug(name)
-        if drug is None:
-            close = difflib.get_close_matches(normalize(name), list(DRUGS), n=3, cutoff=0.6)
-            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise ValueError(f"{name!r} is not in the formulary; use the generic drug name.{hint}")
-        return drug
 
     def _new_prescriptions(self, patient_id: str) -> list[Prescription]:
         return [p for p in self.db.prescriptions if p.patient_id == patient_id]

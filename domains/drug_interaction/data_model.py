@@ -7,20 +7,19 @@ changes, discontinuations, interaction alerts)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from clinical_gym.domain_db import DomainDB, canonical_json
+from clinical_gym.domain_db import RecordListsDB, canonical_json
+from domains import dosing, records
+from domains.dosing import MG_PER_UNIT
+from domains.records import AllergySeverity
 
 Frequency = Literal["once", "daily", "bid", "tid", "qid", "five times daily", "q4h", "q6h", "q8h", "q12h", "q24h",
                     "q48h", "weekly", "prn"]
-DOSES_PER_DAY: dict[str, float | None] = {"once": 1, "daily": 1, "bid": 2, "tid": 3, "qid": 4, "five times daily": 5,
-                                          "q4h": 6, "q6h": 4, "q8h": 3, "q12h": 2, "q24h": 1, "q48h": 0.5,
-                                          "weekly": 1 / 7, "prn": None}
+DOSES_PER_DAY: dict[str, float | None] = {**dosing.DOSES_PER_DAY, "prn": None}  # as needed: no fixed count
 DoseUnit = Literal["mg", "mcg", "g", "units", "mL", "mmol"]
-MG_PER_UNIT: dict[str, float] = {"mg": 1.0, "mcg": 0.001, "g": 1000.0}
 Route = Literal["oral", "intravenous", "intramuscular", "subcutaneous", "inhaled", "sublingual", "topical", "rectal",
                 "vaginal", "transdermal"]
 Severity = Literal["contraindicated", "major", "moderate", "minor"]
@@ -31,9 +30,8 @@ RenalMeasure = Literal["eGFR", "CrCl"]
 PregnancyAdvice = Literal["compatible", "caution", "avoid", "contraindicated"]
 HepaticAdvice = Literal["no adjustment", "caution", "reduce dose", "avoid in severe impairment", "avoid"]
 HepaticImpairment = Literal["none", "mild", "moderate", "severe"]
-AllergySeverity = Literal["mild", "moderate", "severe", "life-threatening"]
 CrossReactivityRisk = Literal["high", "low", "negligible"]
-T = TypeVar("T")
+RECORD_FIELDS = ("prescriptions", "dose_changes", "discontinuations", "alerts")
 
 
 class _Model(BaseModel):
@@ -182,26 +180,12 @@ class Medication(_Model):
         return Regimen(dose=self.dose, unit=self.unit, frequency=self.frequency, route=self.route)
 
 
-class LabResult(_Model):
+class LabResult(records.LabResult):
     """A result: numeric (``value`` with unit and reference range) or a report (``text``)."""
 
-    test: str = Field(min_length=1)
-    time: str
-    value: float | None = None
-    unit: str = ""
-    ref_low: float | None = None
-    ref_high: float | None = None
-    text: str = ""
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    @property
-    def flag(self) -> Literal["high", "low", "normal"] | None:
-        if self.value is None:
-            return None
-        if self.ref_high is not None and self.value > self.ref_high:
-            return "high"
-        if self.ref_low is not None and self.value < self.ref_low:
-            return "low"
-        return "normal"
+    test: str = Field(min_length=1)
 
 
 class Patient(_Model):
@@ -283,7 +267,7 @@ class ActiveMedication(_Model):
     status: Literal["long-term", "started this encounter", "dose changed this encounter"]
 
 
-class DrugInteractionDB(DomainDB):
+class DrugInteractionDB(RecordListsDB):
     """The domain's state. ``clock`` is the fixed current time of every episode (see policy.md).
 
     Tools never change the reference or the patients: everything written goes to the four record lists, so
@@ -291,6 +275,7 @@ class DrugInteractionDB(DomainDB):
     is computed once and shared by all copies.
     """
 
+    record_fields: ClassVar[tuple[str, ...]] = RECORD_FIELDS
     clock: str
     drugs: dict[str, DrugMonograph]
     interactions: list[InteractionRule]
@@ -301,7 +286,6 @@ class DrugInteractionDB(DomainDB):
     dose_changes: list[DoseChange] = Field(default_factory=list)
     discontinuations: list[Discontinuation] = Field(default_factory=list)
     alerts: list[InteractionAlert] = Field(default_factory=list)
-    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> DrugInteractionDB:
@@ -317,19 +301,6 @@ class DrugInteractionDB(DomainDB):
         if unknown:
             raise ValueError(f"unknown drugs or allergy groups referenced: {sorted(unknown)}")
         return self
-
-    def episode_copy(self) -> DrugInteractionDB:
-        copy = self.model_copy(update={
-            "prescriptions": list(self.prescriptions), "dose_changes": list(self.dose_changes),
-            "discontinuations": list(self.discontinuations), "alerts": list(self.alerts)})
-        copy._cache = self._cache
-        return copy
-
-    def shared(self, key: str, build: Callable[[], T]) -> T:
-        """A value derived from the unchanging part (reference, patients), built once and shared by episode copies."""
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]  # type: ignore[no-any-return]
 
     def next_seq(self) -> int:
         """The sequence number of the next record written."""
@@ -359,5 +330,5 @@ class DrugInteractionDB(DomainDB):
         static = self.shared("static_digest", lambda: hashlib.sha256(canonical_json(self.model_dump(
             mode="json", include={"clock", "drugs", "interactions", "allergy_groups", "cross_reactivity",
                                   "patients"})).encode()).hexdigest())
-        written = self.model_dump_json(include={"prescriptions", "dose_changes", "discontinuations", "alerts"})
+        written = self.model_dump_json(include=set(RECORD_FIELDS))
         return hashlib.sha256(f"{static}:{written}".encode()).hexdigest()

@@ -7,14 +7,11 @@ Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``g
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.rewards.episode import (
     Act,
-    AllergyFact,
     CallRecord,
     ClinicalActions,
     PatientFacts,
@@ -22,14 +19,20 @@ from clinical_gym.rewards.episode import (
     ReviewCategory,
 )
 from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task, load_tasks, select_split
-from domains.drug_interaction.data_model import DOSES_PER_DAY, MG_PER_UNIT, DrugInteractionDB, Regimen
+from clinical_gym.tool_tasks import Task
+from domains.bundled import BundledData
+from domains.dosing import prescription
+from domains.drug_interaction.data_model import DOSES_PER_DAY, DrugInteractionDB, Regimen
 from domains.drug_interaction.reference import reference_of
 from domains.drug_interaction.tools import DrugInteractionTools
+from domains.lookups import with_patient_id
+from domains.records import allergy_facts
 from domains.shared_toolkits import BundledDomain
 from tools import Toolkit
 
-DATA = resources.files("domains.drug_interaction") / "data"
+BUNDLED = BundledData("domains.drug_interaction", DrugInteractionDB)
+bundled_db = BUNDLED.bundled_db
+get_tasks = BUNDLED.get_tasks
 PAIR_TOOLS = frozenset({"check_interaction", "predict_cyp450_interaction", "record_interaction_alert"})
 # Normalised test name -> canonical lab key of clinical_gym.rewards.episode (others: the name with underscores).
 LAB_KEYS = {"white cell count": "wbc"}
@@ -41,22 +44,6 @@ REVIEWS: dict[str, frozenset[ReviewCategory]] = {
     "recommend_alternative": frozenset({"allergies", "medications"}),
     "get_renal_function": frozenset({"labs"}), "get_lab_results": frozenset({"labs"}),
 }
-
-
-@lru_cache(maxsize=1)
-def bundled_db() -> DrugInteractionDB:
-    """The bundled database (shared, never mutated: episodes work on copies)."""
-    return DrugInteractionDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
-
-
-@lru_cache(maxsize=1)
-def _bundled_tasks() -> tuple[Task, ...]:
-    return tuple(load_tasks(DATA / "tasks.json"))
-
-
-def get_tasks(split: str | None = None) -> list[Task]:
-    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
-    return select_split(list(_bundled_tasks()), split)
 
 
 class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
@@ -73,18 +60,9 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
     ``gym.make("DrugInteraction-v0", knowledge=None, split="train")``.
     """
 
+    bundled = BUNDLED
     review_categories = REVIEWS
     can_document = False
-
-
-    @classmethod
-    def default_db(cls) -> DrugInteractionDB:
-        return bundled_db()
-
-    @classmethod
-    def default_tasks(cls) -> list[Task]:
-        return list(_bundled_tasks())
-
 
     def domain_toolkit(self, db: DrugInteractionDB) -> Toolkit:  # type: ignore[override]
         return DrugInteractionTools(db)
@@ -92,9 +70,7 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         reference = reference_of(self.base_db)
-        canonical = dict(arguments)
-        if isinstance(canonical.get("patient_id"), str):
-            canonical["patient_id"] = canonical["patient_id"].strip()
+        canonical = with_patient_id(arguments)
         for key in ("drug", "drug_a", "drug_b"):
             drug = reference.find(canonical[key]) if isinstance(canonical.get(key), str) else None
             if drug is not None:
@@ -119,8 +95,7 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
         return PatientFacts(
             patient_id=patient.patient_id, age=patient.age, sex=patient.sex, pregnant=patient.pregnant,
             gestation_weeks=patient.gestation_weeks, weight_kg=patient.weight_kg,
-            allergies=[AllergyFact(substance=a.substance, severity=a.severity, reaction=a.reaction)
-                       for a in patient.allergies],
+            allergies=allergy_facts(patient.allergies),
             # medicines started or raised this encounter are reported as prescriptions (clinical_actions)
             medications=[m.drug for m in active if m.status != "started this encounter" and m.drug not in raised],
             conditions=patient.conditions,
@@ -151,10 +126,8 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
 
 
 def _prescription(regimen: Regimen, drug: str, call_index: int) -> Prescription:
-    factor = MG_PER_UNIT.get(regimen.unit)
-    return Prescription(drug=drug, dose_mg=None if factor is None else regimen.dose * factor,
-                        doses_per_day=DOSES_PER_DAY[regimen.frequency], frequency=regimen.frequency,
-                        route=regimen.route, call_index=call_index)
+    return prescription(drug, regimen.dose, regimen.unit, regimen.frequency, regimen.route, call_index,
+                        DOSES_PER_DAY)
 
 
 def get_environment(db: DrugInteractionDB | None = None, **kwargs: Any) -> DrugInteractionEnv:

@@ -33,6 +33,8 @@ from domains.drug_interaction.data_model import (
     Severity,
 )
 from domains.drug_interaction.reference import DrugReference, creatinine_clearance, reference_of
+from domains.lookups import PatientLookup
+from domains.records import result_view
 from tools import ToolKind, Toolkit, tool
 
 PatientId = Annotated[str, MinLen(1)]
@@ -43,21 +45,6 @@ RENAL_TESTS = ("creatinine", "egfr")
 EGFR_STAGES = ((90, "G1 (90 or more)"), (60, "G2 (60-89)"), (45, "G3a (45-59)"), (30, "G3b (30-44)"),
                (15, "G4 (15-29)"), (0, "G5 (below 15)"))
 MEASURE_TEXT = {"eGFR": "eGFR (mL/min/1.73 m²)", "CrCl": "Cockcroft-Gault creatinine clearance (mL/min)"}
-
-
-def result_view(result: LabResult) -> dict[str, Any]:
-    """A result as the agent sees it: value, unit, reference range and flag, or the report text."""
-    view: dict[str, Any] = {"test": result.test, "time": result.time}
-    if result.value is not None:
-        view.update(value=result.value, unit=result.unit)
-        low, high = result.ref_low, result.ref_high
-        if low is not None or high is not None:
-            view["reference_range"] = (f"{low:g}-{high:g}" if low is not None and high is not None
-                                       else f"<{high:g}" if high is not None else f">{low:g}")
-        view["flag"] = result.flag
-    if result.text:
-        view["report"] = result.text
-    return view
 
 
 def rule_view(rule: InteractionRule, a: str, b: str) -> dict[str, Any]:
@@ -82,20 +69,16 @@ def renal_value(patient: Patient, drug: DrugMonograph) -> float | None:
     return creatinine_clearance(patient.age, patient.weight_kg, creatinine.value, patient.sex)
 
 
-class DrugInteractionTools(Toolkit):
+class DrugInteractionTools(PatientLookup[Patient], Toolkit):
     """The domain's tools over one database (an episode's copy)."""
+
+    patient_id_example = "P001"
 
     def __init__(self, db: DrugInteractionDB) -> None:
         self.db = db
         self.reference: DrugReference = reference_of(db)
 
     # -- helpers ---------------------------------------------------------------------------------------------------
-    def _patient(self, patient_id: str) -> Patient:
-        patient = self.db.patients.get(patient_id.strip())
-        if patient is None:
-            raise KeyError(f"patient {patient_id!r} not found; patient ids look like 'P001'")
-        return patient
-
     def _active(self, patient: Patient) -> dict[str, ActiveMedication]:
         return {m.drug: m for m in self.db.active_medications(patient.patient_id)[0]}
 

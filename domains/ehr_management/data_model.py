@@ -17,17 +17,18 @@ import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.domain_db import DomainDB
+from clinical_gym.domain_db import RecordListsDB
+from domains import dosing
+from domains.records import AllergySeverity, range_flag
 
 TIME_FORMAT = "%Y-%m-%d %H:%M"
 Timestamp = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")]
 Gender = Literal["F", "M"]
-AllergySeverity = Literal["mild", "moderate", "severe", "life-threatening"]
 AdmissionType = Literal["EW EMER.", "URGENT", "ELECTIVE", "SURGICAL SAME DAY ADMISSION"]
 NoteType = Literal["Admission note", "Progress note", "Nursing note", "Radiology report", "ECG report",
                    "Operative note", "Discharge summary"]
@@ -35,12 +36,10 @@ LinksTo = Literal["chartevents", "inputevents", "outputevents"]
 OrderType = Literal["lab", "medication"]
 Priority = Literal["routine", "urgent", "stat"]
 DoseUnit = Literal["mg", "mcg", "g", "mmol", "units", "mL", "mcg/kg/min", "units/h", "mg/h"]
-MG_PER_UNIT: dict[str, float] = {"mg": 1.0, "mcg": 0.001, "g": 1000.0}
 Route = Literal["oral", "intravenous", "subcutaneous", "intramuscular", "nasogastric", "inhaled", "nebulised",
                 "topical"]
 Frequency = Literal["once", "daily", "bid", "tid", "qid", "q4h", "q6h", "q8h", "q12h", "q24h", "continuous", "prn"]
-DOSES_PER_DAY: dict[str, float] = {"once": 1, "daily": 1, "bid": 2, "tid": 3, "qid": 4, "q4h": 6, "q6h": 4, "q8h": 3,
-                                   "q12h": 2, "q24h": 1, "continuous": 1, "prn": 1}
+DOSES_PER_DAY: dict[str, float] = {**dosing.DOSES_PER_DAY, "continuous": 1, "prn": 1}
 ResultSeverity = Literal["abnormal", "critical"]
 Urgency = Literal["routine", "urgent", "emergency"]
 SeverityFlag = Literal["high", "low", "normal"]
@@ -151,11 +150,7 @@ class LabEvent(_Row):
     @property
     def flag(self) -> SeverityFlag:
         """Where the value lies against its reference range."""
-        if self.ref_range_upper is not None and self.valuenum > self.ref_range_upper:
-            return "high"
-        if self.ref_range_lower is not None and self.valuenum < self.ref_range_lower:
-            return "low"
-        return "normal"
+        return range_flag(self.valuenum, self.ref_range_lower, self.ref_range_upper)  # type: ignore[return-value]
 
 
 class ChartEvent(_Row):
@@ -349,7 +344,7 @@ def _named(items: list[Any]) -> dict[str, list[Any]]:
     return dict(names)
 
 
-class EHRManagementDB(DomainDB):
+class EHRManagementDB(RecordListsDB):
     """The domain's state. ``clock`` is the fixed current time of every episode (see policy.md).
 
     The MIMIC-shaped tables never change: tools only append to the lists in ``WRITTEN``. ``episode_copy()`` therefore
@@ -359,6 +354,7 @@ class EHRManagementDB(DomainDB):
     the clock, and that a patient has at most one admission in progress.
     """
 
+    record_fields: ClassVar[tuple[str, ...]] = WRITTEN
     clock: Timestamp
     patients: list[PatientRow]
     admissions: list[Admission]
@@ -378,7 +374,6 @@ class EHRManagementDB(DomainDB):
     result_flags: list[ResultFlag] = Field(default_factory=list)
     progress_notes: list[ProgressNote] = Field(default_factory=list)
     notifications: list[Notification] = Field(default_factory=list)
-    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _consistent(self) -> EHRManagementDB:
@@ -455,11 +450,6 @@ class EHRManagementDB(DomainDB):
                 formulary={normalize(n): d for d in self.formulary for n in (d.name, *d.aliases)})
             self._cache["index"] = index
         return index
-
-    def episode_copy(self) -> EHRManagementDB:
-        copy = self.model_copy(update={name: list(getattr(self, name)) for name in WRITTEN})
-        copy._cache = self._cache
-        return copy
 
     def get_hash(self) -> str:
         derived = self.index.derived

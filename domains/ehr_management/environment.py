@@ -6,28 +6,30 @@ Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``g
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.rewards.episode import (
     Act,
-    AllergyFact,
     CallRecord,
     ClinicalActions,
     PatientFacts,
-    Prescription,
     ReviewCategory,
 )
 from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task, load_tasks, select_split
-from domains.ehr_management.data_model import DOSES_PER_DAY, MG_PER_UNIT, Admission, EHRManagementDB
+from clinical_gym.tool_tasks import Task
+from domains.bundled import BundledData
+from domains.dosing import prescription
+from domains.ehr_management.data_model import DOSES_PER_DAY, Admission, EHRManagementDB
 from domains.ehr_management.tools import EHRManagementTools, parse_window_time
+from domains.lookups import with_patient_id
+from domains.records import allergy_facts
 from domains.shared_toolkits import BundledDomain
 from tools import Toolkit
 
-DATA = resources.files("domains.ehr_management") / "data"
+BUNDLED = BundledData("domains.ehr_management", EHRManagementDB)
+bundled_db = BUNDLED.bundled_db
+get_tasks = BUNDLED.get_tasks
 
 # itemid -> (canonical lab key of clinical_gym.rewards.episode, factor from the record's unit to the key's unit)
 LAB_KEYS: dict[int, tuple[str, float]] = {
@@ -52,22 +54,6 @@ REVIEWS: dict[str, frozenset[ReviewCategory]] = {
 }
 ITEM_TOOLS = frozenset({"query_lab_events", "get_latest_lab", "get_lab_trend"})
 TIME_ARGUMENTS = ("start", "end")
-
-
-@lru_cache(maxsize=1)
-def bundled_db() -> EHRManagementDB:
-    """The bundled database (shared, never mutated: episodes work on copies)."""
-    return EHRManagementDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
-
-
-@lru_cache(maxsize=1)
-def _bundled_tasks() -> tuple[Task, ...]:
-    return tuple(load_tasks(DATA / "tasks.json"))
-
-
-def get_tasks(split: str | None = None) -> list[Task]:
-    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
-    return select_split(list(_bundled_tasks()), split)
 
 
 def task_admission(db: EHRManagementDB, patient_id: str) -> Admission | None:
@@ -109,18 +95,9 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
     or None; see ``domains.shared_toolkits``). ``gym.make("EHRManagement-v0", knowledge=None, split="train")``.
     """
 
+    bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
-
-
-    @classmethod
-    def default_db(cls) -> EHRManagementDB:
-        return bundled_db()
-
-    @classmethod
-    def default_tasks(cls) -> list[Task]:
-        return list(_bundled_tasks())
-
 
     def domain_toolkit(self, db: EHRManagementDB) -> Toolkit:  # type: ignore[override]
         return EHRManagementTools(db)
@@ -128,9 +105,7 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tools: EHRManagementTools = self.domain_tools  # type: ignore[assignment]
-        canonical = dict(arguments)
-        if isinstance(canonical.get("patient_id"), str):
-            canonical["patient_id"] = canonical["patient_id"].strip()
+        canonical = with_patient_id(arguments)
         for key in TIME_ARGUMENTS:
             if isinstance(canonical.get(key), str):
                 canonical[key] = parse_window_time(canonical[key], key)
@@ -154,8 +129,7 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
         return PatientFacts(
             patient_id=patient.patient_id, age=patient.anchor_age,
             sex="female" if patient.gender == "F" else "male",
-            allergies=[AllergyFact(substance=a.substance, severity=a.severity, reaction=a.reaction)
-                       for a in patient.allergies],
+            allergies=allergy_facts(patient.allergies),
             medications=[r.drug for r in tools.active_medications(admission.hadm_id)],
             conditions=[d.long_title for d in admission.diagnoses], **recorded_facts(db, admission.hadm_id))
 
@@ -165,9 +139,8 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
         medications = [(a, i) for name, a, i in mine if name == "place_order" and a["order_type"] == "medication"]
         flags = [(a, i) for name, a, i in mine if name == "flag_abnormal_result"]
         return ClinicalActions(
-            prescriptions=[Prescription(drug=a["item"], dose_mg=_dose_mg(a),
-                                        doses_per_day=DOSES_PER_DAY[a["frequency"]], frequency=a["frequency"],
-                                        route=a["route"], call_index=i)
+            prescriptions=[prescription(a["item"], a["dose"], a["dose_unit"], a["frequency"], a["route"], i,
+                                        DOSES_PER_DAY)
                            for a, i in medications],
             orders=[Act(text=a["item"], call_index=i) for name, a, i in mine
                     if name == "place_order" and a["order_type"] == "lab"],
@@ -181,11 +154,6 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
         event = self.db.index.labevents[arguments["labevent_id"]]
         label = self.db.index.lab_items[event.itemid].label
         return f"{label} {event.valuenum:g} {event.valueuom} flagged {arguments['severity']}: {arguments['comment']}"
-
-
-def _dose_mg(arguments: dict[str, Any]) -> float | None:
-    factor = MG_PER_UNIT.get(arguments["dose_unit"])
-    return None if factor is None else float(arguments["dose"]) * factor
 
 
 def get_environment(db: EHRManagementDB | None = None, **kwargs: Any) -> EHRManagementEnv:

@@ -48,6 +48,7 @@ from domains.ehr_management.data_model import (
     format_time,
     parse_time,
 )
+from domains.lookups import did_you_mean
 from tools import ToolKind, Toolkit, tool
 from tools.instruments.critical_care import sofa
 
@@ -161,8 +162,9 @@ class EHRManagementTools(Toolkit):
         names = self.index.lab_names
         item = names.get(normalize(name))
         if item is None:
-            raise ValueError(f"unknown lab item {name!r}.{_close(name, names, lambda i: i.label)} Use a label such "
-                             f"as 'Lactate' or an itemid such as '50813'.")
+            hint = did_you_mean(name, names, lambda c: names[c].label)
+            raise ValueError(f"unknown lab item {name!r}.{hint} Use a label such as 'Lactate' or an itemid such as "
+                             f"'50813'.")
         return item
 
     def find_chart_items(self, name: str, linksto: LinksTo) -> list[ChartItem]:
@@ -170,7 +172,8 @@ class EHRManagementTools(Toolkit):
         names = self.index.chart_names[linksto]
         items = names.get(normalize(name))
         if not items:
-            raise ValueError(f"unknown {linksto} item {name!r}.{_close(name, names, lambda i: i[0].label)}")
+            hint = did_you_mean(name, names, lambda c: names[c][0].label)
+            raise ValueError(f"unknown {linksto} item {name!r}.{hint}")
         return items
 
     def find_drug(self, name: str) -> str:
@@ -182,9 +185,7 @@ class EHRManagementTools(Toolkit):
         local = self.index.formulary.get(normalize(name))
         if local is not None:
             return local.name
-        known = [*DRUGS, *self.index.formulary]
-        close = difflib.get_close_matches(normalize(name), known, n=3, cutoff=0.6)
-        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        hint = did_you_mean(name, [*DRUGS, *self.index.formulary], unique=False)
         raise ValueError(f"{name!r} is not in the formulary; use the generic drug name.{hint}")
 
     def _window(self, start: str | None, end: str | None) -> tuple[str | None, str | None]:
@@ -788,9 +789,3 @@ def _similarity(a: str, b: str) -> float:
         return 1.0
     matcher = difflib.SequenceMatcher(None, a, b)
     return matcher.ratio() if matcher.real_quick_ratio() >= 0.75 and matcher.quick_ratio() >= 0.75 else 0.0
-
-
-def _close(name: str, names: dict[str, Any], label: Any) -> str:
-    close = difflib.get_close_matches(normalize(name), list(names), n=3, cutoff=0.6)
-    found = list(dict.fromkeys(label(names[c]) for c in close))
-    return f" Did you mean {', '.join(repr(f) for f in found)}?" if found else ""

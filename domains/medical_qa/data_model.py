@@ -4,12 +4,11 @@ eliminations and review flags)."""
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from clinical_gym.domain_db import DomainDB, canonical_json
+from clinical_gym.domain_db import RecordListsDB, canonical_json, sha256_hex
 
 Letter = Literal["A", "B", "C", "D", "E"]
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D", "E")
@@ -105,7 +104,7 @@ BANK = {"questions", "reference_ranges", "guidelines"}
 WRITES = {"eliminations", "flags"}
 
 
-class MedicalQADB(DomainDB):
+class MedicalQADB(RecordListsDB):
     """The domain's state: the read-only bank (``questions``, ``reference_ranges`` by analyte, ``guidelines`` by
     id) and the episode's writes (``eliminations``, ``flags``), which start empty.
 
@@ -114,12 +113,12 @@ class MedicalQADB(DomainDB):
     computed once and shared by all copies.
     """
 
+    record_fields: ClassVar[tuple[str, ...]] = ("eliminations", "flags")
     questions: dict[str, Question]
     reference_ranges: dict[str, ReferenceRange]
     guidelines: dict[str, Guideline]
     eliminations: list[Elimination] = Field(default_factory=list)
     flags: list[ReviewFlag] = Field(default_factory=list)
-    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _keys_match_ids(self) -> MedicalQADB:
@@ -131,21 +130,10 @@ class MedicalQADB(DomainDB):
                 raise ValueError(f"{name}: keys {wrong} differ from the items' {key}")
         return self
 
-    def episode_copy(self) -> MedicalQADB:
-        copy = self.model_copy(update={"eliminations": list(self.eliminations), "flags": list(self.flags)})
-        copy._cache = self._cache
-        return copy
-
     def get_hash(self) -> str:
-        bank = self._cache.get("bank_digest")
-        if bank is None:
-            bank = self._cache.setdefault("bank_digest", _digest(self.model_dump(mode="json", include=BANK)))
+        bank = self.shared("bank_digest", lambda: _digest(self.model_dump(mode="json", include=BANK)))
         return _digest([bank, self.model_dump(mode="json", include=WRITES)])
-
-    def shared_cache(self) -> dict[str, Any]:
-        """Derived data of the read-only bank (search indexes), shared by all episode copies."""
-        return self._cache
 
 
 def _digest(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
+    return sha256_hex(canonical_json(value))

@@ -6,36 +6,21 @@ Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``g
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task, load_tasks, select_split
+from clinical_gym.tool_tasks import Task
+from domains.bundled import BundledData
 from domains.medical_qa.data_model import MedicalQADB
 from domains.medical_qa.reward import DEFAULT_WRONG_ANSWER_SCALE, WrongAnswerScaledReward
 from domains.medical_qa.tools import MedicalQATools
 from domains.shared_toolkits import BundledDomain, KnowledgeSource
 from tools import Toolkit
 
-DATA = resources.files("domains.medical_qa") / "data"
+BUNDLED = BundledData("domains.medical_qa", MedicalQADB)
+bundled_db = BUNDLED.bundled_db
+get_tasks = BUNDLED.get_tasks
 ANALYTE_TOOLS = ("get_reference_range", "interpret_lab_value")
-
-
-@lru_cache(maxsize=1)
-def bundled_db() -> MedicalQADB:
-    """The bundled database (shared, never mutated: episodes work on copies)."""
-    return MedicalQADB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
-
-
-@lru_cache(maxsize=1)
-def _bundled_tasks() -> tuple[Task, ...]:
-    return tuple(load_tasks(DATA / "tasks.json"))
-
-
-def get_tasks(split: str | None = None) -> list[Task]:
-    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
-    return select_split(list(_bundled_tasks()), split)
 
 
 class MedicalQAEnv(BundledDomain, ToolDomainEnv):
@@ -54,20 +39,13 @@ class MedicalQAEnv(BundledDomain, ToolDomainEnv):
     ``gym.make("MedicalQA-v0", knowledge=None, split="train")``.
     """
 
+    bundled = BUNDLED
+
     def __init__(self, db: MedicalQADB | None = None, tasks: list[Task] | None = None, split: str | None = None, *,
                  knowledge: KnowledgeSource = "bundled", wrong_answer_scale: float = DEFAULT_WRONG_ANSWER_SCALE,
                  **kwargs: Any) -> None:
         super().__init__(db, tasks, split, knowledge=knowledge, **kwargs)
         self.reward_fn = WrongAnswerScaledReward(self.reward_fn, wrong_answer_scale)  # type: ignore[assignment]
-
-    @classmethod
-    def default_db(cls) -> MedicalQADB:
-        return bundled_db()
-
-    @classmethod
-    def default_tasks(cls) -> list[Task]:
-        return list(_bundled_tasks())
-
 
     def domain_toolkit(self, db: MedicalQADB) -> Toolkit:  # type: ignore[override]
         return MedicalQATools(db)

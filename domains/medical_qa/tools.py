@@ -7,7 +7,6 @@ topic). WRITE tools change only the database they were built with: the environme
 
 from __future__ import annotations
 
-import difflib
 import math
 from typing import Annotated, Any
 
@@ -15,6 +14,7 @@ from annotated_types import Interval, MaxLen, MinLen
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.rewards.coherence import chosen_option
+from domains.lookups import did_you_mean
 from domains.medical_qa.data_model import (
     Elimination,
     Guideline,
@@ -116,23 +116,17 @@ class MedicalQATools(Toolkit):
 
     def find_analyte(self, name: str) -> ReferenceRange:
         """The analyte ``name`` (or an alias) refers to; ValueError with close names otherwise."""
-        index = self.db.shared_cache().get("analytes")
-        if index is None:
-            index = {normalize(n): r for r in self.db.reference_ranges.values() for n in (r.analyte, *r.aliases)}
-            self.db.shared_cache()["analytes"] = index
+        index = self.db.shared("analytes", lambda: {normalize(n): r for r in self.db.reference_ranges.values()
+                                                    for n in (r.analyte, *r.aliases)})
         found = index.get(normalize(name))
         if found is None:
-            close = difflib.get_close_matches(normalize(name), list(index), n=3, cutoff=0.6)
-            hint = f" Did you mean {', '.join(repr(index[c].analyte) for c in close)}?" if close else ""
+            hint = did_you_mean(name, index, lambda c: index[c].analyte, unique=False)
             raise ValueError(f"no reference range for {name!r}.{hint} Analytes: "
                              f"{', '.join(sorted(self.db.reference_ranges))}.")
         return found
 
     def guideline_index(self) -> GuidelineIndex:
-        index = self.db.shared_cache().get("guidelines")
-        if index is None:
-            index = self.db.shared_cache().setdefault("guidelines", GuidelineIndex(list(self.db.guidelines.values())))
-        return index
+        return self.db.shared("guidelines", lambda: GuidelineIndex(list(self.db.guidelines.values())))
 
     def find_guidelines(self, topic: str) -> list[Guideline]:
         """The guidelines matching ``topic``, best first; ValueError when none does."""

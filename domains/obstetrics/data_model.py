@@ -7,20 +7,30 @@ delivery plans, notes)."""
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.domain_db import DomainDB, canonical_json
+from clinical_gym.domain_db import RecordListsDB
+from domains import dosing
+from domains.records import (
+    Allergy,
+    Condition,
+    InterventionRecord,
+    LabResult,
+    Medication,
+    Note,
+    Order,
+    VitalSigns,
+    WrittenNote,
+)
+from domains.records import StrictModel as _Model
 
 Status = Literal["antenatal", "intrapartum", "postpartum"]
 Frequency = Literal["once", "daily", "bid", "tid", "qid", "q4h", "q6h", "q8h", "q12h", "hourly infusion", "weekly"]
-DOSES_PER_DAY: dict[str, float] = {"once": 1, "daily": 1, "bid": 2, "tid": 3, "qid": 4, "q4h": 6, "q6h": 4, "q8h": 3,
-                                   "q12h": 2, "hourly infusion": 24, "weekly": 1 / 7}
+DOSES_PER_DAY: dict[str, float] = {**dosing.DOSES_PER_DAY, "hourly infusion": 24}
 DoseUnit = Literal["mg", "mcg", "g", "units", "mL"]
-MG_PER_UNIT: dict[str, float] = {"mg": 1.0, "mcg": 0.001, "g": 1000.0}
 Route = Literal["oral", "intravenous", "intramuscular", "subcutaneous", "sublingual", "rectal", "vaginal", "topical"]
 EscalationLevel = Literal["obstetric emergency team", "senior obstetrician review", "obstetric anaesthetist",
                           "neonatal team", "intensive care", "maternal-fetal medicine referral"]
@@ -37,63 +47,6 @@ Catalogue = Literal["tests", "interventions"]
 
 RECORD_FIELDS = ("orders", "results", "prescriptions", "discontinuations", "interventions", "escalations",
                  "haemorrhage_activations", "delivery_plans", "notes")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Allergy(_Model):
-    substance: str
-    reaction: str
-    severity: Literal["mild", "moderate", "severe", "life-threatening"]
-
-
-class Medication(_Model):
-    name: str
-    dose: str
-    frequency: str
-    indication: str = ""
-
-
-class Condition(_Model):
-    name: str
-    status: Literal["active", "resolved"] = "active"
-    since: str = ""
-
-
-class VitalSigns(_Model):
-    time: str
-    temperature_c: float
-    heart_rate: int
-    systolic_bp: int
-    diastolic_bp: int
-    respiratory_rate: int
-    spo2: int
-    consciousness: Literal["alert", "new confusion", "voice", "pain", "unresponsive"] = "alert"
-
-
-class LabResult(_Model):
-    """A result: numeric (``value`` with unit and reference range) or descriptive (``text``), or both."""
-
-    test: str
-    time: str
-    value: float | None = None
-    unit: str = ""
-    ref_low: float | None = None
-    ref_high: float | None = None
-    text: str = ""
-
-    @property
-    def flag(self) -> Literal["high", "low", "normal"] | None:
-        """Where a numeric value lies against its reference range."""
-        if self.value is None:
-            return None
-        if self.ref_high is not None and self.value > self.ref_high:
-            return "high"
-        if self.ref_low is not None and self.value < self.ref_low:
-            return "low"
-        return "normal"
 
 
 class UltrasoundReport(_Model):
@@ -154,12 +107,6 @@ class BirthRecord(_Model):
     uterotonics_given: list[str] = Field(default_factory=list)
     red_cell_units_transfused: int = Field(default=0, ge=0)
     baby: str = ""
-
-
-class Note(_Model):
-    time: str
-    author: str
-    text: str
 
 
 class Patient(_Model):
@@ -244,13 +191,6 @@ class DrugSafety(_Model):
     alternatives: list[str] = Field(default_factory=list)
 
 
-class Order(_Model):
-    order_id: str
-    patient_id: str
-    test: str
-    time: str
-
-
 class OrderedResult(_Model):
     """A result that came back for a test ordered this episode."""
 
@@ -276,13 +216,6 @@ class Discontinuation(_Model):
     reason: str
 
 
-class InterventionRecord(_Model):
-    patient_id: str
-    intervention: str
-    indication: str
-    time: str
-
-
 class Escalation(_Model):
     patient_id: str
     level: EscalationLevel
@@ -305,12 +238,7 @@ class DeliveryPlan(_Model):
     time: str
 
 
-class WrittenNote(_Model):
-    patient_id: str
-    text: str
-
-
-class ObstetricsDB(DomainDB):
+class ObstetricsDB(RecordListsDB):
     """The domain's state. ``clock`` is the fixed current time of every episode (see policy.md).
 
     Patients and the catalogues are read-only: tools only append to the record lists (``RECORD_FIELDS``), and a
@@ -319,6 +247,7 @@ class ObstetricsDB(DomainDB):
     digest with every copy.
     """
 
+    record_fields: ClassVar[tuple[str, ...]] = RECORD_FIELDS
     clock: str
     patients: dict[str, Patient]
     tests: dict[str, TestDefinition]
@@ -334,7 +263,6 @@ class ObstetricsDB(DomainDB):
     haemorrhage_activations: list[HaemorrhageActivation] = Field(default_factory=list)
     delivery_plans: list[DeliveryPlan] = Field(default_factory=list)
     notes: list[WrittenNote] = Field(default_factory=list)
-    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> ObstetricsDB:
@@ -349,33 +277,13 @@ class ObstetricsDB(DomainDB):
             raise ValueError(f"unresolved references: {sorted(unknown)}")
         return self
 
-    def episode_copy(self) -> ObstetricsDB:
-        copy = self.model_copy(update={name: list(getattr(self, name)) for name in RECORD_FIELDS})
-        copy._cache = self._cache
-        return copy
-
     def name_index(self, catalogue: Catalogue) -> dict[str, str]:
         """A catalogue's canonical names by normalised name and alias (built once, shared by every copy)."""
-        index = self._cache.get(catalogue)
-        if index is None:
-            entries: dict[str, TestDefinition | InterventionDefinition] = (
-                self.tests if catalogue == "tests" else self.interventions_catalogue)
-            index = {normalize(alias): name for name, entry in entries.items() for alias in (name, *entry.aliases)}
-            self._cache[catalogue] = index
-        return index
+        entries: dict[str, TestDefinition | InterventionDefinition] = (
+            self.tests if catalogue == "tests" else self.interventions_catalogue)
+        return self.shared(catalogue, lambda: {normalize(alias): name for name, entry in entries.items()
+                                               for alias in (name, *entry.aliases)})
 
     def patient_results(self, patient_id: str) -> list[LabResult]:
         """The patient's recorded results, then the results of tests ordered this episode (oldest first)."""
         return [*self.patients[patient_id].labs, *(r.result for r in self.results if r.patient_id == patient_id)]
-
-    def get_hash(self) -> str:
-        static = self._cache.get("static_digest")
-        if static is None:
-            static = _digest(canonical_json(self.model_dump(mode="json", exclude=set(RECORD_FIELDS))))
-            self._cache["static_digest"] = static
-        records = canonical_json(self.model_dump(mode="json", include=set(RECORD_FIELDS)))
-        return _digest(static + records)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()

@@ -7,29 +7,30 @@ Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``g
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.rewards.episode import (
     Act,
-    AllergyFact,
     CallRecord,
     ClinicalActions,
     PatientFacts,
-    Prescription,
     ReviewCategory,
 )
 from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task, load_tasks, select_split
-from domains.obstetrics.data_model import DOSES_PER_DAY, MG_PER_UNIT, ObstetricsDB
+from clinical_gym.tool_tasks import Task
+from domains.bundled import BundledData
+from domains.dosing import prescription
+from domains.lookups import with_patient_id
+from domains.obstetrics.data_model import DOSES_PER_DAY, ObstetricsDB
 from domains.obstetrics.tools import ObstetricsTools, clock_date, gestation_today
+from domains.records import allergy_facts, vital_facts
 from domains.shared_toolkits import BundledDomain
 from tools import Toolkit
 
-DATA = resources.files("domains.obstetrics") / "data"
-VITAL_KEYS = ("temperature_c", "heart_rate", "systolic_bp", "diastolic_bp", "respiratory_rate", "spo2")
+BUNDLED = BundledData("domains.obstetrics", ObstetricsDB)
+bundled_db = BUNDLED.bundled_db
+get_tasks = BUNDLED.get_tasks
 NOT_AN_ESCALATION = "maternal-fetal medicine referral"
 
 REVIEWS: dict[str, frozenset[ReviewCategory]] = {
@@ -44,22 +45,6 @@ REVIEWS: dict[str, frozenset[ReviewCategory]] = {
     "get_labour_record": frozenset({"history"}),
     "get_clinical_notes": frozenset({"notes"}),
 }
-
-
-@lru_cache(maxsize=1)
-def bundled_db() -> ObstetricsDB:
-    """The bundled database (shared, never mutated: episodes work on copies)."""
-    return ObstetricsDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
-
-
-@lru_cache(maxsize=1)
-def _bundled_tasks() -> tuple[Task, ...]:
-    return tuple(load_tasks(DATA / "tasks.json"))
-
-
-def get_tasks(split: str | None = None) -> list[Task]:
-    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
-    return select_split(list(_bundled_tasks()), split)
 
 
 def escalation_text(name: str, arguments: dict[str, Any]) -> str | None:
@@ -95,16 +80,9 @@ class ObstetricsEnv(BundledDomain, ToolDomainEnv):
     ``domains.shared_toolkits``). ``gym.make("Obstetrics-v0", knowledge=None, split="train")``.
     """
 
+    bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
-
-    @classmethod
-    def default_db(cls) -> ObstetricsDB:
-        return bundled_db()
-
-    @classmethod
-    def default_tasks(cls) -> list[Task]:
-        return list(_bundled_tasks())
 
     def domain_toolkit(self, db: ObstetricsDB) -> Toolkit:  # type: ignore[override]
         # One toolkit per env, pointed at each episode's database: its bound tools are built once, not per reset.
@@ -116,9 +94,7 @@ class ObstetricsEnv(BundledDomain, ToolDomainEnv):
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tools: ObstetricsTools = self.domain_tools  # type: ignore[assignment]
-        canonical = dict(arguments)
-        if isinstance(canonical.get("patient_id"), str):
-            canonical["patient_id"] = canonical["patient_id"].strip()
+        canonical = with_patient_id(arguments)
         if name in ("order_test", "get_prenatal_labs") and isinstance(canonical.get("test"), str):
             canonical["test"] = tools.find_test(canonical["test"])
         if name == "perform_obstetric_intervention":
@@ -146,18 +122,15 @@ class ObstetricsEnv(BundledDomain, ToolDomainEnv):
         return PatientFacts(
             patient_id=patient.patient_id, age=patient.age, sex="female", pregnant=patient.status != "postpartum",
             gestation_weeks=round(days / 7, 1) if days is not None else None, weight_kg=patient.weight_kg,
-            allergies=[AllergyFact(substance=a.substance, severity=a.severity, reaction=a.reaction)
-                       for a in patient.allergies],
+            allergies=allergy_facts(patient.allergies),
             medications=[m.name for m in patient.medications], conditions=conditions, labs=labs, lab_flags=flags,
-            vitals={k: float(getattr(latest, k)) for k in VITAL_KEYS})
+            vitals=vital_facts(latest))
 
     def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
         pid = self.task.patient_id
         mine = [(c.name, c.arguments, c.index) for c in calls if c.ok and c.arguments.get("patient_id") == pid]
         return ClinicalActions(
-            prescriptions=[Prescription(drug=a["drug"], dose_mg=_dose_mg(a),
-                                        doses_per_day=DOSES_PER_DAY[a["frequency"]], frequency=a["frequency"],
-                                        route=a["route"], call_index=i)
+            prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i, DOSES_PER_DAY)
                            for name, a, i in mine if name == "prescribe_medication"],
             orders=[Act(text=a["test"], call_index=i) for name, a, i in mine if name == "order_test"],
             notes=[Act(text=a["note"], call_index=i) for name, a, i in mine if name == "write_clinical_note"],
@@ -167,15 +140,10 @@ class ObstetricsEnv(BundledDomain, ToolDomainEnv):
 
 def _gestation(db: ObstetricsDB, patient_id: str) -> int | None:
     """The patient's gestation today in days (cached: patients and the clock never change)."""
-    cache: dict[str, int | None] = db._cache.setdefault("gestation", {})
+    cache: dict[str, int | None] = db.shared("gestation", dict)
     if patient_id not in cache:
         cache[patient_id] = gestation_today(db.patients[patient_id], clock_date(db.clock))
     return cache[patient_id]
-
-
-def _dose_mg(arguments: dict[str, Any]) -> float | None:
-    factor = MG_PER_UNIT.get(arguments["unit"])
-    return None if factor is None else float(arguments["dose"]) * factor
 
 
 def get_environment(db: ObstetricsDB | None = None, **kwargs: Any) -> ObstetricsEnv:

@@ -13,14 +13,14 @@ each episode its own copy. The Bishop score and the Apgar score are the shared i
 
 from __future__ import annotations
 
-import difflib
 from datetime import date
 from typing import Annotated, Any
 
 from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.pharmacology import DRUGS, Drug, find_drug
+from clinical_gym.pharmacology import find_drug
+from domains.lookups import PatientLookup, did_you_mean, formulary_drug
 from domains.obstetrics import calculations
 from domains.obstetrics.calculations import BirthMode, DecelerationPattern, DipstickProtein
 from domains.obstetrics.data_model import (
@@ -47,6 +47,7 @@ from domains.obstetrics.data_model import (
     TestCategory,
     WrittenNote,
 )
+from domains.records import result_view
 from tools import ToolKind, Toolkit, tool
 
 PatientId = Annotated[str, MinLen(1)]
@@ -67,24 +68,6 @@ ESCALATION_RESPONSES = {
     "intensive care": "intensive care team coming to assess for transfer",
     "maternal-fetal medicine referral": "referral sent to the maternal-fetal medicine clinic",
 }
-
-
-def result_view(result: LabResult) -> dict[str, Any]:
-    """A result as the agent sees it: value, unit, reference range and flag, or the report text."""
-    view: dict[str, Any] = {"test": result.test, "time": result.time}
-    if result.value is not None:
-        view.update(value=result.value, unit=result.unit)
-        low, high = result.ref_low, result.ref_high
-        if low is not None and high is not None:
-            view["reference_range"] = f"{low:g}-{high:g}"
-        elif high is not None:
-            view["reference_range"] = f"<{high:g}"
-        elif low is not None:
-            view["reference_range"] = f">{low:g}"
-        view["flag"] = result.flag
-    if result.text:
-        view["report"] = result.text
-    return view
 
 
 def clock_date(clock: str) -> date:
@@ -113,26 +96,21 @@ def gestation_today(patient: Patient, today: date) -> int | None:
     return int(dated["gestational_age_days"])
 
 
-class ObstetricsTools(Toolkit):
+class ObstetricsTools(PatientLookup[Patient], Toolkit):
     """The domain's tools over one database (an episode's copy)."""
+
+    patient_id_example = "OB001"
+    find_drug = staticmethod(formulary_drug)
 
     def __init__(self, db: ObstetricsDB) -> None:
         self.db = db
 
     # -- helpers ---------------------------------------------------------------------------------------------------
-    def _patient(self, patient_id: str) -> Patient:
-        patient = self.db.patients.get(patient_id.strip())
-        if patient is None:
-            raise KeyError(f"patient {patient_id!r} not found; patient ids look like 'OB001'")
-        return patient
-
     def _lookup(self, catalogue: Catalogue, name: str, what: str, listing: str) -> str:
         index = self.db.name_index(catalogue)
         canonical = index.get(normalize(name))
         if canonical is None:
-            close = difflib.get_close_matches(normalize(name), list(index), n=3, cutoff=0.6)
-            hint = f" Did you mean {', '.join(dict.fromkeys(repr(index[c]) for c in close))}?" if close else ""
-            raise ValueError(f"unknown {what} {name!r}.{hint} {listing}")
+            raise ValueError(f"unknown {what} {name!r}.{did_you_mean(name, index, index.__getitem__)} {listing}")
         return canonical
 
     def find_test(self, name: str) -> str:
@@ -143,16 +121,6 @@ class ObstetricsTools(Toolkit):
         """The catalogue intervention ``name`` refers to; ValueError with close names otherwise."""
         return self._lookup("interventions", name, "intervention",
                             "get_obstetric_protocol lists the interventions of each topic.")
-
-    @staticmethod
-    def find_drug(name: str) -> Drug:
-        """The formulary drug ``name`` refers to; ValueError with close names otherwise."""
-        drug = find_drug(name)
-        if drug is None:
-            close = difflib.get_close_matches(normalize(name), list(DRUGS), n=3, cutoff=0.6)
-            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise ValueError(f"{name!r} is not in the formulary; use the generic drug name.{hint}")
-        return drug
 
     def _today(self) -> date:
         return clock_date(self.db.clock)

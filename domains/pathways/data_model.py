@@ -11,13 +11,12 @@ views from them once.
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
-from clinical_gym.domain_db import DomainDB, canonical_json
-from domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB, LabResult, Note, TestDefinition
+from clinical_gym.domain_db import DomainDB, RecordListsDB, canonical_json, sha256_hex
+from domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB, TestDefinition
 from domains.drug_interaction.data_model import (
     DoseUnit,
     DrugInteractionDB,
@@ -26,8 +25,10 @@ from domains.drug_interaction.data_model import (
     HepaticImpairment,
     Route,
 )
+from domains.records import Allergy, LabResult, Note
+from domains.records import StrictModel as _Model
 from domains.triage.data_model import RECORD_FIELDS as TRIAGE_RECORDS
-from domains.triage.data_model import Allergy, ArrivalMode, BedsideResult, PrimarySurvey, RedFlag, TriageDB, VitalSigns
+from domains.triage.data_model import ArrivalMode, BedsideResult, PrimarySurvey, RedFlag, TriageDB, VitalSigns
 
 FREQUENCY_TEXT = {"once": "single dose", "daily": "once daily", "bid": "twice daily", "tid": "three times daily",
                   "qid": "four times daily", "five times daily": "five times daily", "q4h": "every 4 hours",
@@ -42,10 +43,6 @@ Destination = Literal["cardiac catheterisation laboratory", "coronary care unit"
                       "surgical ward", "discharge home"]
 RECORD_FIELDS = ("handoffs", "fluids", "infusions", "transfusions", "dispositions")
 View = Literal["triage", "chart", "medicines"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class Medication(_Model):
@@ -225,7 +222,7 @@ class PathwaySource(DomainDB):
         return self
 
 
-class PathwayDB(DomainDB):
+class PathwayDB(RecordListsDB):
     """The domain's state: the patient records and clock, the three domain views (``triage``: patients with an
     ``arrival``; ``chart``; ``medicines``) and the pathway's record lists (``RECORD_FIELDS``).
 
@@ -236,6 +233,7 @@ class PathwayDB(DomainDB):
     a digest of the records, the unchanging patient digest being computed once and shared by every copy.
     """
 
+    record_fields: ClassVar[tuple[str, ...]] = RECORD_FIELDS
     clock: str
     patients: dict[str, PathwayPatient]
     triage: TriageDB
@@ -246,7 +244,6 @@ class PathwayDB(DomainDB):
     infusions: list[InfusionOrder] = Field(default_factory=list)
     transfusions: list[TransfusionOrder] = Field(default_factory=list)
     dispositions: list[Disposition] = Field(default_factory=list)
-    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
     _owned: set[str] = PrivateAttr(default_factory=set)
 
     @classmethod
@@ -269,8 +266,7 @@ class PathwayDB(DomainDB):
                    medicines=medicines_view_db)
 
     def episode_copy(self) -> PathwayDB:
-        copy = self.model_copy(update={name: list(getattr(self, name)) for name in RECORD_FIELDS})
-        copy._cache = self._cache
+        copy = super().episode_copy()
         copy._owned = set()
         return copy
 
@@ -288,22 +284,13 @@ class PathwayDB(DomainDB):
         return f"{prefix}-{len(getattr(self, collection)) + 1:03d}"
 
     def get_hash(self) -> str:
-        static = self._cache.get("patients_digest")
-        if static is None:
-            static = _digest(canonical_json({k: p.model_dump(mode="json") for k, p in self.patients.items()}))
-            self._cache["patients_digest"] = static
+        static = self.shared("patients_digest", lambda: sha256_hex(canonical_json(
+            {k: p.model_dump(mode="json") for k, p in self.patients.items()})))
         records = self.model_dump_json(include={"clock", *RECORD_FIELDS})
-        return _digest(":".join((static, *(self._view_hash(v) for v in ("triage", "chart", "medicines")), records)))
+        return sha256_hex(":".join((static, *(self._view_hash(v) for v in ("triage", "chart", "medicines")), records)))
 
     def _view_hash(self, view: View) -> str:
         """A view's hash; a view still shared with the original is unchanged, so its hash is computed once."""
         if view in self._owned:
             return getattr(self, view).get_hash()  # type: ignore[no-any-return]
-        key = f"{view}_hash"
-        if key not in self._cache:
-            self._cache[key] = getattr(self, view).get_hash()
-        return self._cache[key]  # type: ignore[no-any-return]
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+        return self.shared(f"{view}_hash", getattr(self, view).get_hash)  # type: ignore[no-any-return]

@@ -19,7 +19,6 @@ from typing import Any
 from clinical_gym.pharmacology import find_drug
 from clinical_gym.rewards.episode import (
     Act,
-    AllergyFact,
     CallRecord,
     ClinicalActions,
     PatientFacts,
@@ -29,17 +28,17 @@ from clinical_gym.rewards.episode import (
 )
 from clinical_gym.tool_env import CALL_HINT, ToolDomainEnv
 from clinical_gym.tool_tasks import Task, select_split
-from domains.clinical_diagnosis.data_model import DOSES_PER_DAY as CHART_DOSES_PER_DAY
-from domains.clinical_diagnosis.data_model import MG_PER_UNIT
 from domains.clinical_diagnosis.environment import REVIEWS as CHART_REVIEWS
 from domains.clinical_diagnosis.environment import ClinicalDiagnosisEnv, lab_key
 from domains.clinical_diagnosis.environment import bundled_db as chart_db
 from domains.clinical_diagnosis.tools import ClinicalDiagnosisTools
+from domains.dosing import prescription
 from domains.drug_interaction.data_model import DOSES_PER_DAY as MEDICINES_DOSES_PER_DAY
 from domains.drug_interaction.environment import REVIEWS as MEDICINES_REVIEWS
 from domains.drug_interaction.environment import DrugInteractionEnv
 from domains.drug_interaction.environment import bundled_db as medicines_db
 from domains.drug_interaction.tools import DrugInteractionTools
+from domains.lookups import with_patient_id
 from domains.pathways.data_model import PathwayDB, PathwaySource
 from domains.pathways.engine import PathwayEpisodeRecord, PathwayResult, PathwayReward, PhaseTracker
 from domains.pathways.phases import (
@@ -52,6 +51,7 @@ from domains.pathways.phases import (
     resolve_task,
 )
 from domains.pathways.tools import PathwayTools
+from domains.records import allergy_facts, vital_facts
 from domains.shared_toolkits import BundledDomain
 from domains.triage.environment import REVIEWS as TRIAGE_REVIEWS
 from domains.triage.environment import TriageEnv, escalation_text
@@ -71,7 +71,6 @@ DOMAIN_REVIEWS: dict[str, Mapping[str, frozenset[ReviewCategory]]] = {
 ENGINE_TOOLS = ("get_pathway_status", "get_pathway_protocol", HANDOFF)  # open in every phase
 SHARED = "shared"
 VIEW_OF = {"triage": "triage", "clinical_diagnosis": "chart", "drug_interaction": "medicines"}
-VITAL_KEYS = ("temperature_c", "heart_rate", "systolic_bp", "diastolic_bp", "respiratory_rate", "spo2")
 # Dispositions that take the patient to emergency or critical care (an escalation for the safety rules).
 ESCALATING_DESTINATIONS = {
     "cardiac catheterisation laboratory": "cardiac catheterisation laboratory for emergency reperfusion",
@@ -219,9 +218,7 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
         if owner == "drug_interaction":
             return DrugInteractionEnv.canonical_arguments(SimpleNamespace(base_db=self.db.medicines), name,
                                                           arguments)  # type: ignore[arg-type]
-        canonical = dict(arguments)
-        if isinstance(canonical.get("patient_id"), str):
-            canonical["patient_id"] = canonical["patient_id"].strip()
+        canonical = with_patient_id(arguments)
         if name == "start_infusion" and isinstance(canonical.get("drug"), str):
             drug = find_drug(canonical["drug"])
             canonical["drug"] = drug.name if drug is not None else canonical["drug"]
@@ -249,11 +246,10 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
         return PatientFacts(
             patient_id=pid, age=record.age, sex=record.sex, pregnant=record.pregnant,
             gestation_weeks=record.gestation_weeks, weight_kg=record.weight_kg,
-            allergies=[AllergyFact(substance=a.substance, severity=a.severity, reaction=a.reaction)
-                       for a in record.allergies],
+            allergies=allergy_facts(record.allergies),
             medications=[m.drug for m in record.medications if m.drug not in stopped],
             conditions=list(record.conditions), labs=labs, lab_flags=flags,  # type: ignore[arg-type]
-            vitals={k: float(getattr(latest, k)) for k in VITAL_KEYS} if latest else {})
+            vitals=vital_facts(latest) if latest else {})
 
     def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
         pid = self.task.patient_id
@@ -293,10 +289,7 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
                     triage_escalations.append(Act(text=text, call_index=i))
             elif owner == "clinical_diagnosis":
                 if name == "prescribe_medication":
-                    factor = MG_PER_UNIT.get(a["unit"])
-                    rx.append(Prescription(drug=a["drug"], dose_mg=None if factor is None else a["dose"] * factor,
-                                           doses_per_day=CHART_DOSES_PER_DAY[a["frequency"]],
-                                           frequency=a["frequency"], route=a["route"], call_index=i))
+                    rx.append(prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i))
                 elif name == "order_lab_test":
                     orders.append(Act(text=a["test"], call_index=i))
                 elif name == "record_diagnosis":
@@ -307,10 +300,11 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
                     escalations.append(Act(text=f"{a['level']}: {a['reason']}", call_index=i))
             elif owner == "drug_interaction":
                 if name == "prescribe":
-                    rx.append(_medicines_prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i))
+                    rx.append(prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i,
+                                           MEDICINES_DOSES_PER_DAY))
                 elif change is not None and change.raises_daily_dose:
-                    rx.append(_medicines_prescription(change.drug, change.new.dose, change.new.unit,
-                                                      change.new.frequency, change.new.route, i))
+                    rx.append(prescription(change.drug, change.new.dose, change.new.unit, change.new.frequency,
+                                           change.new.route, i, MEDICINES_DOSES_PER_DAY))
                 elif name == "record_interaction_alert":
                     notes.append(Act(text=f"{a['drug_a']} with {a['drug_b']}: {a['severity']} interaction. "
                                           f"{a['action']}", call_index=i))
@@ -592,14 +586,6 @@ def _toolkit_of(bound: Mapping[str, Any]) -> Toolkit:
 def _joined(obs: str, notices: list[str | None]) -> str:
     extra = [n for n in notices if n]
     return "\n".join([obs, *extra]) if extra else obs
-
-
-def _medicines_prescription(drug: str, dose: float, unit: str, frequency: str, route: str, index: int
-                            ) -> Prescription:
-    factor = MG_PER_UNIT.get(unit)
-    return Prescription(drug=drug, dose_mg=None if factor is None else dose * factor,
-                        doses_per_day=MEDICINES_DOSES_PER_DAY[frequency], frequency=frequency, route=route,
-                        call_index=index)
 
 
 def get_environment(db: PathwayDB | None = None, **kwargs: Any) -> ClinicalPathwayEnv:

@@ -8,14 +8,12 @@ database they were built with (an episode's copy).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from annotated_types import Interval, MinLen
 
-from clinical_gym.cases.schema import normalize
-from clinical_gym.pharmacology import DRUGS, Drug, find_drug
+from domains.lookups import PatientLookup, formulary_drug
 from domains.pathways.data_model import (
     BloodProduct,
     Destination,
@@ -40,9 +38,12 @@ ProtocolTopic = Literal["chest_pain", "diabetic_emergency", "stroke", "sepsis", 
 PER_KG = {"units/kg/hour": "units/hour", "mg/kg/hour": "mg/hour", "micrograms/kg/minute": "micrograms/minute"}
 
 
-class PathwayTools(Toolkit):
+class PathwayTools(PatientLookup[PathwayPatient], Toolkit):
     """The pathway's tools over one database (an episode's copy). ``tracker`` is the episode's position in its
     pathway (None outside an episode); ``protocols`` the protocol texts by topic."""
+
+    patient_id_example = "CP01"
+    find_drug = staticmethod(formulary_drug)
 
     def __init__(self, db: PathwayDB, tracker: PhaseTracker | None, opened: list[list[str]],
                  protocols: Mapping[str, str]) -> None:
@@ -52,26 +53,10 @@ class PathwayTools(Toolkit):
         self.protocols = protocols
 
     # -- helpers ---------------------------------------------------------------------------------------------------
-    def _patient(self, patient_id: str) -> PathwayPatient:
-        patient = self.db.patients.get(patient_id.strip())
-        if patient is None:
-            raise KeyError(f"patient {patient_id!r} not found; patient ids look like 'CP01'")
-        return patient
-
     def _tracker(self) -> PhaseTracker:
         if self.tracker is None:
             raise ValueError("no pathway episode is running")
         return self.tracker
-
-    @staticmethod
-    def find_drug(name: str) -> Drug:
-        """The formulary drug ``name`` refers to; ValueError with close names otherwise."""
-        drug = find_drug(name)
-        if drug is None:
-            close = difflib.get_close_matches(normalize(name), list(DRUGS), n=3, cutoff=0.6)
-            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise ValueError(f"{name!r} is not in the formulary; use the generic drug name.{hint}")
-        return drug
 
     # -- READ --------------------------------------------------------------------------------------------------------
     @tool(kind=ToolKind.READ)

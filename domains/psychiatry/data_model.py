@@ -7,20 +7,20 @@ levels, dispositions, referrals, diagnoses, notes)."""
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.domain_db import DomainDB, canonical_json
+from clinical_gym.domain_db import RecordListsDB
+from domains import records
+from domains.records import Allergy, DiagnosisRecord, LabResult, Note
+from domains.records import StrictModel as _Model
 
 Setting = Literal["outpatient clinic", "emergency department", "psychiatric ward", "general hospital ward",
                   "primary care", "home visit"]
 Frequency = Literal["once", "daily", "nightly", "bid", "tid", "qid", "weekly"]
-DOSES_PER_DAY: dict[str, float] = {"once": 1, "daily": 1, "nightly": 1, "bid": 2, "tid": 3, "qid": 4, "weekly": 1 / 7}
 DoseUnit = Literal["mg", "mcg", "g"]
-MG_PER_UNIT: dict[str, float] = {"mg": 1.0, "mcg": 0.001, "g": 1000.0}
 Route = Literal["oral", "intramuscular", "intravenous", "sublingual", "buccal", "transdermal"]
 TestCategory = Literal["blood", "drug level", "urine", "cardiac", "imaging"]
 ObservationLevel = Literal["general", "intermittent", "within eyesight", "arm's length"]
@@ -41,59 +41,14 @@ RECORD_FIELDS = ("orders", "prescriptions", "withheld", "safety_plans", "observa
                  "referrals", "diagnoses", "notes")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Allergy(_Model):
-    substance: str
-    reaction: str
-    severity: Literal["mild", "moderate", "severe", "life-threatening"]
-
-
-class Medication(_Model):
-    name: str
-    dose: str
-    frequency: str
-    indication: str = ""
+class Medication(records.Medication):
     since: str = ""
 
 
-class VitalSigns(_Model):
-    time: str
-    temperature_c: float
-    heart_rate: int
-    systolic_bp: int
-    diastolic_bp: int
-    respiratory_rate: int
-    spo2: int
-    consciousness: Literal["alert", "new confusion", "voice", "pain", "unresponsive"] = "alert"
+class VitalSigns(records.VitalSigns):
     weight_kg: float | None = None
     bmi: float | None = None
     lying_standing: str = ""
-
-
-class LabResult(_Model):
-    """A result: numeric (``value`` with unit and reference range) or descriptive (``text``), or both."""
-
-    test: str
-    time: str
-    value: float | None = None
-    unit: str = ""
-    ref_low: float | None = None
-    ref_high: float | None = None
-    text: str = ""
-
-    @property
-    def flag(self) -> Literal["high", "low", "normal"] | None:
-        """Where a numeric value lies against its reference range."""
-        if self.value is None:
-            return None
-        if self.ref_high is not None and self.value > self.ref_high:
-            return "high"
-        if self.ref_low is not None and self.value < self.ref_low:
-            return "low"
-        return "normal"
 
 
 class MentalStateExam(_Model):
@@ -157,12 +112,6 @@ class PriorScore(_Model):
     date: str
     score: float
     note: str = ""
-
-
-class Note(_Model):
-    time: str
-    author: str
-    text: str
 
 
 class Patient(_Model):
@@ -298,19 +247,11 @@ class ReferralRecord(_Model):
     time: str
 
 
-class DiagnosisRecord(_Model):
-    patient_id: str
-    diagnosis: str
-    icd10: str = ""
-
-
-class WrittenNote(_Model):
-    patient_id: str
-    text: str
+class WrittenNote(records.WrittenNote):
     time: str
 
 
-class PsychiatryDB(DomainDB):
+class PsychiatryDB(RecordListsDB):
     """The domain's state. ``clock`` is the fixed current time of every episode (see policy.md).
 
     Patients, the investigation catalogue and the drug profiles are read-only: tools only append to the record lists
@@ -318,6 +259,7 @@ class PsychiatryDB(DomainDB):
     ``get_hash()`` digests the read-only part once and shares that digest with every copy.
     """
 
+    record_fields: ClassVar[tuple[str, ...]] = RECORD_FIELDS
     clock: str
     patients: dict[str, Patient]
     tests: dict[str, TestDefinition]
@@ -331,7 +273,6 @@ class PsychiatryDB(DomainDB):
     referrals: list[ReferralRecord] = Field(default_factory=list)
     diagnoses: list[DiagnosisRecord] = Field(default_factory=list)
     notes: list[WrittenNote] = Field(default_factory=list)
-    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> PsychiatryDB:
@@ -345,27 +286,7 @@ class PsychiatryDB(DomainDB):
             raise ValueError(f"unresolved references: {sorted(unknown)}")
         return self
 
-    def episode_copy(self) -> PsychiatryDB:
-        copy = self.model_copy(update={name: list(getattr(self, name)) for name in RECORD_FIELDS})
-        copy._cache = self._cache
-        return copy
-
     def test_index(self) -> dict[str, TestDefinition]:
         """Catalogue tests by normalised name and alias (built once, shared by every copy)."""
-        index = self._cache.get("test_index")
-        if index is None:
-            index = {normalize(name): t for t in self.tests.values() for name in (t.name, *t.aliases)}
-            self._cache["test_index"] = index
-        return index
-
-    def get_hash(self) -> str:
-        static = self._cache.get("static_digest")
-        if static is None:
-            static = _digest(canonical_json(self.model_dump(mode="json", exclude=set(RECORD_FIELDS))))
-            self._cache["static_digest"] = static
-        records = canonical_json(self.model_dump(mode="json", include=set(RECORD_FIELDS)))
-        return _digest(static + records)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+        return self.shared("test_index", lambda: {normalize(name): t for t in self.tests.values()
+                                                  for name in (t.name, *t.aliases)})

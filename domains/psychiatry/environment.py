@@ -6,35 +6,30 @@ Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``g
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from clinical_gym.pharmacology import find_drug
 from clinical_gym.rewards.episode import (
     Act,
-    AllergyFact,
     CallRecord,
     ClinicalActions,
     PatientFacts,
-    Prescription,
     ReviewCategory,
 )
 from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task, load_tasks, select_split
-from domains.psychiatry.data_model import (
-    DOSES_PER_DAY,
-    ENHANCED_OBSERVATION,
-    ESCALATING_DISPOSITIONS,
-    MG_PER_UNIT,
-    PsychiatryDB,
-)
+from clinical_gym.tool_tasks import Task
+from domains.bundled import BundledData
+from domains.dosing import prescription
+from domains.lookups import with_patient_id
+from domains.psychiatry.data_model import ENHANCED_OBSERVATION, ESCALATING_DISPOSITIONS, PsychiatryDB
 from domains.psychiatry.tools import PsychiatryTools
+from domains.records import allergy_facts, vital_facts
 from domains.shared_toolkits import BundledDomain
 from tools import Toolkit
 
-DATA = resources.files("domains.psychiatry") / "data"
-VITAL_KEYS = ("temperature_c", "heart_rate", "systolic_bp", "diastolic_bp", "respiratory_rate", "spo2")
+BUNDLED = BundledData("domains.psychiatry", PsychiatryDB)
+bundled_db = BUNDLED.bundled_db
+get_tasks = BUNDLED.get_tasks
 
 REVIEWS: dict[str, frozenset[ReviewCategory]] = {
     "get_psychiatric_presentation": frozenset({"demographics", "history"}),
@@ -54,22 +49,6 @@ REVIEWS: dict[str, frozenset[ReviewCategory]] = {
 }
 DRUG_ARGUMENT_TOOLS = ("write_prescription", "withhold_medication", "check_prescribing_safety",
                        "lookup_psychotropic_side_effects")
-
-
-@lru_cache(maxsize=1)
-def bundled_db() -> PsychiatryDB:
-    """The bundled database (shared, never mutated: episodes work on copies)."""
-    return PsychiatryDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
-
-
-@lru_cache(maxsize=1)
-def _bundled_tasks() -> tuple[Task, ...]:
-    return tuple(load_tasks(DATA / "tasks.json"))
-
-
-def get_tasks(split: str | None = None) -> list[Task]:
-    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
-    return select_split(list(_bundled_tasks()), split)
 
 
 def escalation_text(name: str, arguments: dict[str, Any]) -> str | None:
@@ -104,25 +83,16 @@ class PsychiatryEnv(BundledDomain, ToolDomainEnv):
     ``domains.shared_toolkits``). ``gym.make("Psychiatry-v0", knowledge=None, split="train")``.
     """
 
+    bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
-
-    @classmethod
-    def default_db(cls) -> PsychiatryDB:
-        return bundled_db()
-
-    @classmethod
-    def default_tasks(cls) -> list[Task]:
-        return list(_bundled_tasks())
 
     def domain_toolkit(self, db: PsychiatryDB) -> Toolkit:  # type: ignore[override]
         return PsychiatryTools(db)
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tools: PsychiatryTools = self.domain_tools  # type: ignore[assignment]
-        canonical = dict(arguments)
-        if isinstance(canonical.get("patient_id"), str):
-            canonical["patient_id"] = canonical["patient_id"].strip()
+        canonical = with_patient_id(arguments)
         if name in ("order_investigation", "get_investigations") and isinstance(canonical.get("test"), str):
             canonical["test"] = tools.find_test(canonical["test"]).name
         if name in DRUG_ARGUMENT_TOOLS and isinstance(canonical.get("drug"), str):
@@ -143,11 +113,10 @@ class PsychiatryEnv(BundledDomain, ToolDomainEnv):
         return PatientFacts(
             patient_id=patient.patient_id, age=patient.age, sex=patient.sex, pregnant=patient.pregnant,
             gestation_weeks=patient.gestation_weeks, weight_kg=patient.weight_kg,
-            allergies=[AllergyFact(substance=a.substance, severity=a.severity, reaction=a.reaction)
-                       for a in patient.allergies],
+            allergies=allergy_facts(patient.allergies),
             medications=[m.name for m in patient.medications],
             conditions=[*patient.psychiatric_history, *patient.medical_history],
-            labs=labs, lab_flags=flags, vitals={k: float(getattr(latest, k)) for k in VITAL_KEYS})
+            labs=labs, lab_flags=flags, vitals=vital_facts(latest))
 
     def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
         pid = self.task.patient_id
@@ -160,20 +129,13 @@ class PsychiatryEnv(BundledDomain, ToolDomainEnv):
                        if (text := escalation_text(name, a)) is not None
                        and (name != "set_observation_level" or observed)] if stays else []
         return ClinicalActions(
-            prescriptions=[Prescription(drug=a["drug"], dose_mg=_dose_mg(a),
-                                        doses_per_day=DOSES_PER_DAY[a["frequency"]], frequency=a["frequency"],
-                                        route=a["route"], call_index=i)
+            prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i)
                            for name, a, i in mine if name == "write_prescription"],
             orders=[Act(text=a["test"], call_index=i) for name, a, i in mine if name == "order_investigation"],
             diagnoses=[Act(text=a["diagnosis"], call_index=i) for name, a, i in mine
                        if name == "record_psychiatric_diagnosis"],
             notes=[Act(text=a["note"], call_index=i) for name, a, i in mine if name == "write_psychiatric_note"],
             escalations=escalations)
-
-
-def _dose_mg(arguments: dict[str, Any]) -> float | None:
-    factor = MG_PER_UNIT.get(arguments["unit"])
-    return None if factor is None else float(arguments["dose"]) * factor
 
 
 def get_environment(db: PsychiatryDB | None = None, **kwargs: Any) -> PsychiatryEnv:

@@ -11,13 +11,13 @@ WRITE tool appends to the database it was built with: the environment gives each
 
 from __future__ import annotations
 
-import difflib
 from typing import Annotated, Any
 
 from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.pharmacology import DRUGS, Drug, allergy_conflict, find_drug, interactions_with
+from clinical_gym.pharmacology import Drug, allergy_conflict, find_drug, interactions_with
+from domains.lookups import PatientLookup, did_you_mean, formulary_drug
 from domains.psychiatry.data_model import (
     DiagnosisRecord,
     Disposition,
@@ -40,6 +40,7 @@ from domains.psychiatry.data_model import (
     WithheldMedication,
     WrittenNote,
 )
+from domains.records import result_view
 from tools import ToolKind, Toolkit, tool
 from tools.instruments.base import InstrumentResult
 from tools.instruments.psychiatry import audit_c, gad_7, phq_9
@@ -94,24 +95,6 @@ DISPOSITION_ACTIONS: dict[str, str] = {
 }
 
 
-def result_view(result: LabResult) -> dict[str, Any]:
-    """A result as the agent sees it: value, unit, reference range and flag, or the report text."""
-    view: dict[str, Any] = {"test": result.test, "time": result.time}
-    if result.value is not None:
-        view.update(value=result.value, unit=result.unit)
-        low, high = result.ref_low, result.ref_high
-        if low is not None and high is not None:
-            view["reference_range"] = f"{low:g}-{high:g}"
-        elif high is not None:
-            view["reference_range"] = f"<{high:g}"
-        elif low is not None:
-            view["reference_range"] = f">{low:g}"
-        view["flag"] = result.flag
-    if result.text:
-        view["report"] = result.text
-    return view
-
-
 def suicide_risk_level(patient: Patient) -> str:
     """The screening risk level of the patient's answers: high (intent, a plan, or behaviour in the past 3
     months), moderate (a method, or behaviour longer ago), low (a wish to be dead or thoughts without a method), or
@@ -126,38 +109,24 @@ def suicide_risk_level(patient: Patient) -> str:
     return "none"
 
 
-class PsychiatryTools(Toolkit):
+class PsychiatryTools(PatientLookup[Patient], Toolkit):
     """The domain's tools over one database (an episode's copy)."""
+
+    patient_id_example = "MH001"
+    find_drug = staticmethod(formulary_drug)
 
     def __init__(self, db: PsychiatryDB) -> None:
         self.db = db
 
     # -- helpers ---------------------------------------------------------------------------------------------------
-    def _patient(self, patient_id: str) -> Patient:
-        patient = self.db.patients.get(patient_id.strip())
-        if patient is None:
-            raise KeyError(f"patient {patient_id!r} not found; patient ids look like 'MH001'")
-        return patient
-
     def find_test(self, name: str) -> TestDefinition:
         """The catalogue test ``name`` (or an alias) refers to; ValueError with close names otherwise."""
         index = self.db.test_index()
         definition = index.get(normalize(name))
         if definition is None:
-            close = difflib.get_close_matches(normalize(name), list(index), n=3, cutoff=0.6)
-            hint = f" Did you mean {', '.join(dict.fromkeys(repr(index[c].name) for c in close))}?" if close else ""
+            hint = did_you_mean(name, index, lambda c: index[c].name)
             raise ValueError(f"unknown investigation {name!r}.{hint} Available: {', '.join(self.db.tests)}.")
         return definition
-
-    @staticmethod
-    def find_drug(name: str) -> Drug:
-        """The formulary drug ``name`` refers to; ValueError with close names otherwise."""
-        drug = find_drug(name)
-        if drug is None:
-            close = difflib.get_close_matches(normalize(name), list(DRUGS), n=3, cutoff=0.6)
-            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise ValueError(f"{name!r} is not in the formulary; use the generic drug name.{hint}")
-        return drug
 
     def results(self, patient: Patient) -> list[LabResult]:
         """The patient's results: the recorded ones, then those of investigations ordered this episode."""

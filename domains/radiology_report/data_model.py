@@ -5,12 +5,12 @@ writes during an episode (drafts, signed reports, result communications, registe
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
-from clinical_gym.domain_db import DomainDB, canonical_json
+from clinical_gym.domain_db import RecordListsDB
+from domains.records import StrictModel as _Model
 
 TemplateKey = Literal["chest_radiograph", "radiograph", "ct_head", "ct_chest", "ct_abdomen_pelvis", "ct_spine",
                       "mri_brain", "mri_spine", "ultrasound", "mammography"]
@@ -20,10 +20,6 @@ Urgency = Literal["critical", "urgent", "non-urgent"]
 Method = Literal["telephone", "in person", "secure message"]
 
 RECORD_FIELDS = ("drafts", "final_reports", "communications", "follow_ups")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class Contact(_Model):
@@ -163,7 +159,7 @@ class FollowUp(_Model):
     time: str
 
 
-class RadiologyReportDB(DomainDB):
+class RadiologyReportDB(RecordListsDB):
     """The domain's state. ``clock`` is the fixed current time of every episode (see policy.md).
 
     Patients, studies, templates and guidance are read-only: tools only append to the record lists
@@ -171,6 +167,7 @@ class RadiologyReportDB(DomainDB):
     ``get_hash()`` digests the read-only part once and shares that digest with every copy.
     """
 
+    record_fields: ClassVar[tuple[str, ...]] = RECORD_FIELDS
     clock: str
     patients: dict[str, Patient]
     studies: dict[str, Study]
@@ -180,7 +177,6 @@ class RadiologyReportDB(DomainDB):
     final_reports: list[SignedReport] = Field(default_factory=list)
     communications: list[Communication] = Field(default_factory=list)
     follow_ups: list[FollowUp] = Field(default_factory=list)
-    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> RadiologyReportDB:
@@ -202,11 +198,6 @@ class RadiologyReportDB(DomainDB):
             raise ValueError("; ".join(problems + [f"missing guidance {m!r}" for m in missing]))
         return self
 
-    def episode_copy(self) -> RadiologyReportDB:
-        copy = self.model_copy(update={name: list(getattr(self, name)) for name in RECORD_FIELDS})
-        copy._cache = self._cache
-        return copy
-
     def studies_of(self, patient_id: str) -> list[Study]:
         """The patient's studies, newest first."""
         index: dict[str, list[Study]] | None = self._cache.get("studies_by_patient")
@@ -220,15 +211,3 @@ class RadiologyReportDB(DomainDB):
     def signed_report(self, accession: str) -> SignedReport | None:
         """This episode's signed report of ``accession``, if any."""
         return next((r for r in self.final_reports if r.accession == accession), None)
-
-    def get_hash(self) -> str:
-        static = self._cache.get("static_digest")
-        if static is None:
-            static = _digest(canonical_json(self.model_dump(mode="json", exclude=set(RECORD_FIELDS))))
-            self._cache["static_digest"] = static
-        records = canonical_json(self.model_dump(mode="json", include=set(RECORD_FIELDS)))
-        return _digest(static + records)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()

@@ -6,20 +6,22 @@ Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``g
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from clinical_gym.rewards.episode import Act, CallRecord, ClinicalActions, PatientFacts, ReviewCategory
 from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task, load_tasks, select_split
+from clinical_gym.tool_tasks import Task
+from domains.bundled import BundledData
+from domains.lookups import with_patient_id
 from domains.radiology_report.data_model import RadiologyReportDB
 from domains.radiology_report.report_sections import impression_headline, parse_sections
 from domains.radiology_report.tools import VERBAL, RadiologyReportTools, canonical_accession
 from domains.shared_toolkits import BundledDomain
 from tools import Toolkit
 
-DATA = resources.files("domains.radiology_report") / "data"
+BUNDLED = BundledData("domains.radiology_report", RadiologyReportDB)
+bundled_db = BUNDLED.bundled_db
+get_tasks = BUNDLED.get_tasks
 REPORT_TOOL = "sign_final_report"
 COMMUNICATION_TOOL = "communicate_critical_finding"
 
@@ -30,22 +32,6 @@ REVIEWS: dict[str, frozenset[ReviewCategory]] = {
     "get_imaging_history": frozenset({"notes"}),
     "get_prior_report": frozenset({"notes"}),
 }
-
-
-@lru_cache(maxsize=1)
-def bundled_db() -> RadiologyReportDB:
-    """The bundled database (shared, never mutated: episodes work on copies)."""
-    return RadiologyReportDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
-
-
-@lru_cache(maxsize=1)
-def _bundled_tasks() -> tuple[Task, ...]:
-    return tuple(load_tasks(DATA / "tasks.json"))
-
-
-def get_tasks(split: str | None = None) -> list[Task]:
-    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
-    return select_split(list(_bundled_tasks()), split)
 
 
 def task_studies(task: Task) -> set[str]:
@@ -81,24 +67,15 @@ class RadiologyReportEnv(BundledDomain, ToolDomainEnv):
     ``domains.shared_toolkits``). ``gym.make("RadiologyReport-v0", knowledge=None, split="train")``.
     """
 
+    bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
-
-    @classmethod
-    def default_db(cls) -> RadiologyReportDB:
-        return bundled_db()
-
-    @classmethod
-    def default_tasks(cls) -> list[Task]:
-        return list(_bundled_tasks())
 
     def domain_toolkit(self, db: RadiologyReportDB) -> Toolkit:  # type: ignore[override]
         return RadiologyReportTools(db)
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        canonical = dict(arguments)
-        if isinstance(canonical.get("patient_id"), str):
-            canonical["patient_id"] = canonical["patient_id"].strip()
+        canonical = with_patient_id(arguments)
         if isinstance(canonical.get("accession"), str):
             canonical["accession"] = canonical_accession(canonical["accession"])
         return canonical

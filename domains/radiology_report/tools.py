@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
+from domains.lookups import PatientLookup
 from domains.radiology_report.data_model import (
     Communication,
     Contact,
@@ -52,19 +53,15 @@ def canonical_accession(accession: str) -> str:
     return accession.strip().upper()
 
 
-class RadiologyReportTools(Toolkit):
+class RadiologyReportTools(PatientLookup[Patient], Toolkit):
     """The domain's tools over one database (an episode's copy)."""
+
+    patient_id_example = "R001"
 
     def __init__(self, db: RadiologyReportDB) -> None:
         self.db = db
 
     # -- helpers ---------------------------------------------------------------------------------------------------
-    def _patient(self, patient_id: str) -> Patient:
-        patient = self.db.patients.get(patient_id.strip())
-        if patient is None:
-            raise KeyError(f"patient {patient_id!r} not found; patient ids look like 'R001'")
-        return patient
-
     def _study(self, patient_id: str, accession: str) -> tuple[Patient, Study]:
         patient = self._patient(patient_id)
         study = self.db.studies.get(canonical_accession(accession))

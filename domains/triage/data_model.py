@@ -6,15 +6,15 @@ activations, physician escalations, interventions, bedside tests, notes)."""
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.domain_db import DomainDB, canonical_json
+from clinical_gym.domain_db import RecordListsDB
+from domains.records import Allergy, Consciousness, Flag, InterventionRecord, range_flag
+from domains.records import StrictModel as _Model
 
-Consciousness = Literal["alert", "new confusion", "voice", "pain", "unresponsive"]
 TriageCode = Literal["stroke", "STEMI", "sepsis", "trauma", "cardiac arrest"]
 Urgency = Literal["immediate", "urgent"]
 ReferenceTopic = Literal["algorithm", "danger_zone_vitals", "resources", "life_saving_interventions", "codes",
@@ -24,16 +24,6 @@ ArrivalMode = Literal["walk-in", "ambulance", "carried by parent", "brought by f
 
 RECORD_FIELDS = ("esi_assignments", "code_activations", "physician_escalations", "interventions", "bedside_tests",
                  "triage_notes")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Allergy(_Model):
-    substance: str
-    reaction: str
-    severity: Literal["mild", "moderate", "severe", "life-threatening"]
 
 
 class Medication(_Model):
@@ -86,15 +76,9 @@ class BedsideResult(_Model):
     text: str = ""
 
     @property
-    def flag(self) -> Literal["high", "low", "normal"] | None:
+    def flag(self) -> Flag | None:
         """Where a numeric value lies against its reference range."""
-        if self.value is None:
-            return None
-        if self.ref_high is not None and self.value > self.ref_high:
-            return "high"
-        if self.ref_low is not None and self.value < self.ref_low:
-            return "low"
-        return "normal"
+        return range_flag(self.value, self.ref_low, self.ref_high)
 
 
 class Patient(_Model):
@@ -204,13 +188,6 @@ class PhysicianEscalation(_Model):
     time: str
 
 
-class InterventionRecord(_Model):
-    patient_id: str
-    intervention: str
-    indication: str
-    time: str
-
-
 class BedsideTestRecord(_Model):
     patient_id: str
     test: str
@@ -224,7 +201,7 @@ class TriageNote(_Model):
     time: str
 
 
-class TriageDB(DomainDB):
+class TriageDB(RecordListsDB):
     """The domain's state. ``clock`` is the fixed current time of every episode (see policy.md).
 
     Patients and the catalogues are read-only: tools only append to the record lists (``RECORD_FIELDS``).
@@ -232,6 +209,7 @@ class TriageDB(DomainDB):
     the read-only part once and shares that digest with every copy.
     """
 
+    record_fields: ClassVar[tuple[str, ...]] = RECORD_FIELDS
     clock: str
     patients: dict[str, Patient]
     resource_categories: dict[str, ResourceCategory]
@@ -247,7 +225,6 @@ class TriageDB(DomainDB):
     interventions: list[InterventionRecord] = Field(default_factory=list)
     bedside_tests: list[BedsideTestRecord] = Field(default_factory=list)
     triage_notes: list[TriageNote] = Field(default_factory=list)
-    _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> TriageDB:
@@ -267,32 +244,12 @@ class TriageDB(DomainDB):
             raise ValueError("danger_zone bands must ascend by age and end with an open-ended band")
         return self
 
-    def episode_copy(self) -> TriageDB:
-        copy = self.model_copy(update={name: list(getattr(self, name)) for name in RECORD_FIELDS})
-        copy._cache = self._cache
-        return copy
-
     def danger_zone_band(self, age_years: float) -> DangerZoneBand:
         """The danger-zone band that covers ``age_years``."""
         return next(b for b in self.danger_zone if b.below_age_years is None or age_years < b.below_age_years)
 
     def name_index(self, catalogue: Catalogue) -> dict[str, str]:
         """A catalogue's canonical names by normalised name and alias (built once, shared by every copy)."""
-        index = self._cache.get(catalogue)
-        if index is None:
-            entries: dict[str, InterventionDefinition | BedsideTestDefinition] = getattr(self, catalogue)
-            index = {normalize(alias): name for name, entry in entries.items() for alias in (name, *entry.aliases)}
-            self._cache[catalogue] = index
-        return index
-
-    def get_hash(self) -> str:
-        static = self._cache.get("static_digest")
-        if static is None:
-            static = _digest(canonical_json(self.model_dump(mode="json", exclude=set(RECORD_FIELDS))))
-            self._cache["static_digest"] = static
-        records = canonical_json(self.model_dump(mode="json", include=set(RECORD_FIELDS)))
-        return _digest(static + records)
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+        entries: dict[str, InterventionDefinition | BedsideTestDefinition] = getattr(self, catalogue)
+        return self.shared(catalogue, lambda: {normalize(alias): name for name, entry in entries.items()
+                                               for alias in (name, *entry.aliases)})

@@ -6,13 +6,10 @@ Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``g
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from clinical_gym.rewards.episode import (
     Act,
-    AllergyFact,
     CallRecord,
     ClinicalActions,
     PatientFacts,
@@ -20,14 +17,18 @@ from clinical_gym.rewards.episode import (
     ReviewCategory,
 )
 from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task, load_tasks, select_split
+from clinical_gym.tool_tasks import Task
+from domains.bundled import BundledData
+from domains.lookups import with_patient_id
+from domains.records import allergy_facts, vital_facts
 from domains.shared_toolkits import BundledDomain
 from domains.triage.data_model import TriageDB
 from domains.triage.tools import TriageTools
 from tools import Toolkit
 
-DATA = resources.files("domains.triage") / "data"
-VITAL_KEYS = ("temperature_c", "heart_rate", "systolic_bp", "diastolic_bp", "respiratory_rate", "spo2")
+BUNDLED = BundledData("domains.triage", TriageDB)
+bundled_db = BUNDLED.bundled_db
+get_tasks = BUNDLED.get_tasks
 
 REVIEWS: dict[str, frozenset[ReviewCategory]] = {
     "get_patient_presentation": frozenset({"demographics", "history"}),
@@ -37,22 +38,6 @@ REVIEWS: dict[str, frozenset[ReviewCategory]] = {
     "assess_airway_breathing_circulation": frozenset({"vitals"}),
     "perform_bedside_test": frozenset({"labs"}),
 }
-
-
-@lru_cache(maxsize=1)
-def bundled_db() -> TriageDB:
-    """The bundled database (shared, never mutated: episodes work on copies)."""
-    return TriageDB.model_validate_json((DATA / "db.json").read_text(encoding="utf-8"))
-
-
-@lru_cache(maxsize=1)
-def _bundled_tasks() -> tuple[Task, ...]:
-    return tuple(load_tasks(DATA / "tasks.json"))
-
-
-def get_tasks(split: str | None = None) -> list[Task]:
-    """The bundled tasks of ``split`` ("train", "test", or all for None)."""
-    return select_split(list(_bundled_tasks()), split)
 
 
 def escalation_text(name: str, arguments: dict[str, Any]) -> str | None:
@@ -86,18 +71,9 @@ class TriageEnv(BundledDomain, ToolDomainEnv):
     ``domains.shared_toolkits``). ``gym.make("Triage-v0", knowledge=None, split="train")``.
     """
 
+    bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
-
-
-    @classmethod
-    def default_db(cls) -> TriageDB:
-        return bundled_db()
-
-    @classmethod
-    def default_tasks(cls) -> list[Task]:
-        return list(_bundled_tasks())
-
 
     def domain_toolkit(self, db: TriageDB) -> Toolkit:  # type: ignore[override]
         return TriageTools(db)
@@ -105,9 +81,7 @@ class TriageEnv(BundledDomain, ToolDomainEnv):
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tools: TriageTools = self.domain_tools  # type: ignore[assignment]
-        canonical = dict(arguments)
-        if isinstance(canonical.get("patient_id"), str):
-            canonical["patient_id"] = canonical["patient_id"].strip()
+        canonical = with_patient_id(arguments)
         if name == "perform_bedside_test":
             canonical["test"] = tools.find_test(canonical["test"])[0]
         if name == "order_immediate_intervention":
@@ -127,11 +101,10 @@ class TriageEnv(BundledDomain, ToolDomainEnv):
         return PatientFacts(
             patient_id=patient.patient_id, age=patient.age, sex=patient.sex, pregnant=patient.pregnant,
             gestation_weeks=patient.gestation_weeks, weight_kg=patient.weight_kg,
-            allergies=[AllergyFact(substance=a.substance, severity=a.severity, reaction=a.reaction)
-                       for a in patient.allergies],
+            allergies=allergy_facts(patient.allergies),
             medications=[m.name for m in patient.medications], conditions=list(patient.past_history),
             labs=labs, lab_flags=flags,
-            vitals={k: float(v) for k in VITAL_KEYS if (v := getattr(latest, k)) is not None})
+            vitals=vital_facts(latest))
 
     def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
         pid = self.task.patient_id

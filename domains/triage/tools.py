@@ -9,12 +9,12 @@ own copy.
 
 from __future__ import annotations
 
-import difflib
 from typing import Annotated, Any
 
 from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
+from domains.lookups import PatientLookup, did_you_mean
 from domains.triage.data_model import (
     BedsideResult,
     BedsideTestDefinition,
@@ -62,25 +62,20 @@ def result_view(test: str, result: BedsideResult) -> dict[str, Any]:
     return view
 
 
-class TriageTools(Toolkit):
+class TriageTools(PatientLookup[Patient], Toolkit):
     """The domain's tools over one database (an episode's copy)."""
+
+    patient_id_example = "E001"
 
     def __init__(self, db: TriageDB) -> None:
         self.db = db
 
     # -- helpers ---------------------------------------------------------------------------------------------------
-    def _patient(self, patient_id: str) -> Patient:
-        patient = self.db.patients.get(patient_id.strip())
-        if patient is None:
-            raise KeyError(f"patient {patient_id!r} not found; patient ids look like 'E001'")
-        return patient
-
     def _lookup(self, catalogue: Catalogue, name: str, what: str) -> str:
         index = self.db.name_index(catalogue)
         canonical = index.get(normalize(name))
         if canonical is None:
-            close = difflib.get_close_matches(normalize(name), list(index), n=3, cutoff=0.6)
-            hint = f" Did you mean {', '.join(dict.fromkeys(repr(index[c]) for c in close))}?" if close else ""
+            hint = did_you_mean(name, index, index.__getitem__)
             raise ValueError(f"unknown {what} {name!r}.{hint} Choose one of: {', '.join(getattr(self.db, catalogue))}.")
         return canonical
 

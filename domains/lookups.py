@@ -1,0 +1,54 @@
+"""Name and id lookups the domain toolkits share, with the refusals the agent reads: a patient by id
+(``PatientLookup``), a formulary drug by name (``formulary_drug``), and the "Did you mean ...?" hint for an unknown
+name (``did_you_mean``); and ``with_patient_id`` for recording a call's arguments with the id the tools used."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+from clinical_gym.cases.schema import normalize
+from clinical_gym.pharmacology import DRUGS, Drug, find_drug
+
+P = TypeVar("P")
+
+
+def did_you_mean(name: str, choices: Iterable[str], label: Callable[[str], str] = str, *, unique: bool = True) -> str:
+    """``" Did you mean 'a', 'b'?"`` for up to three of ``choices`` (normalised names) close to ``name``, each shown
+    as ``label(choice)`` (once when ``unique``); "" when none is close."""
+    close = difflib.get_close_matches(normalize(name), list(choices), n=3, cutoff=0.6)
+    shown = [repr(label(c)) for c in close]
+    if unique:
+        shown = list(dict.fromkeys(shown))
+    return f" Did you mean {', '.join(shown)}?" if shown else ""
+
+
+def formulary_drug(name: str) -> Drug:
+    """The formulary drug (``clinical_gym.pharmacology``) ``name`` refers to; ValueError with close names otherwise."""
+    drug = find_drug(name)
+    if drug is None:
+        raise ValueError(f"{name!r} is not in the formulary; use the generic drug name.{did_you_mean(name, DRUGS)}")
+    return drug
+
+
+def with_patient_id(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a tool call's ``arguments`` with the patient id as ``PatientLookup`` reads it (spaces stripped)."""
+    canonical = dict(arguments)
+    if isinstance(canonical.get("patient_id"), str):
+        canonical["patient_id"] = canonical["patient_id"].strip()
+    return canonical
+
+
+class PatientLookup(Generic[P]):
+    """Mixin for a toolkit whose ``db.patients`` maps patient ids to records: ``_patient(patient_id)`` is the
+    record, or a KeyError naming the id format (``patient_id_example``)."""
+
+    patient_id_example: ClassVar[str]
+
+    def _patient(self, patient_id: str) -> P:
+        patients: Mapping[str, P] = self.db.patients  # type: ignore[attr-defined]
+        patient = patients.get(patient_id.strip())
+        if patient is None:
+            raise KeyError(f"patient {patient_id!r} not found; patient ids look like {self.patient_id_example!r}")
+        return patient
