@@ -25,12 +25,24 @@ class Algorithm:
     main: str
     help: str
     description: str
+    check: str = "trainers.common.runtime:check_run"
+    """what runs before any model loads: ``check(cfg)`` raises ValueError with one line"""
 
 
 ALGORITHMS: tuple[Algorithm, ...] = (
     Algorithm("grpo", "trainers.grpo.config:GRPOConfig", "trainers.grpo.train:main",
               "GRPO with clip-higher, k3 KL and dynamic sampling",
               "Train with GRPO (trainers/grpo/README.md). Flags override --config."),
+    Algorithm("ppo", "trainers.ppo.config:PPOConfig", "trainers.ppo.train:main",
+              "PPO with a value head, GAE over generated tokens and clipped value loss",
+              "Train with PPO (trainers/ppo/README.md). Flags override --config."),
+    Algorithm("ttopd", "trainers.ttopd.config:TTOPDConfig", "trainers.ttopd.train:main",
+              "TT-OPD: GRPO on a cosine length reward + turn-level KL to an EMA teacher with outcome hints",
+              "Train with TT-OPD (trainers/ttopd/README.md). Flags override --config."),
+    Algorithm("sft", "trainers.sft.config:SFTRunConfig", "trainers.sft.train:main",
+              "supervised fine-tuning on expert conversations (the cold start before RL), LoRA, assistant-only loss",
+              "Fine-tune on expert data from 'clinical-gym data expert' (trainers/sft/README.md). Flags override "
+              "--config.", check="trainers.sft.train:check_sft_run"),
 )
 
 
@@ -41,11 +53,10 @@ def _load(target: str) -> Any:
 
 def _run(algorithm: Algorithm, args: argparse.Namespace) -> int:
     from trainers.common.config_cli import config_from_args
-    from trainers.common.runtime import check_run
 
     try:
         cfg = config_from_args(_load(algorithm.config), args)
-        check_run(cfg)
+        _load(algorithm.check)(cfg)
     except (ValueError, TypeError) as e:
         raise CLIError(str(e)) from None
     _load(algorithm.main)(cfg)
