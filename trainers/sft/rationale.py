@@ -32,6 +32,7 @@ RATIONALE_MODES = ("fill", "template", "source")
 
 DIFFERENTIAL_SIZE = 3  # diagnoses named on the first question: the case's leading alternatives and its diagnosis
 THINK = re.compile(r"<think>(.*?)</think>\s*", re.S | re.I)
+_RECOMMENDATION_ONLY = re.compile(r"\s*recommendation\s*[:：]", re.I)
 _UNSAFE = re.compile(r"[<>?]")  # nothing in a rationale may read as a tag or a second question
 
 
@@ -118,6 +119,10 @@ def inquiry_rationale(case: Case, messages: Sequence[Mapping[str, str]], action:
         text = question_rationale(case, messages, parsed.question)
     elif parsed.kind == "test":
         text = test_rationale(case, messages, parsed.test)
+    elif parsed.kind == "diagnosis" and _RECOMMENDATION_ONLY.match(parsed.answer):  # Doctor-R1's one field
+        present, absent = findings(case, messages)
+        text = " ".join([*(_known(present, absent) or [f"Presenting complaint: {case.chief_complaint}."]),
+                         "I give my diagnosis and recommendation."])
     elif parsed.kind == "diagnosis":
         text = diagnosis_rationale(case, messages, " ".join(parsed.diagnosis.split()))
     else:
