@@ -57,6 +57,9 @@ def env_factory(env_id: str, env_kwargs: dict[str, Any]) -> Callable[[], gym.Env
     return lambda: gym.make(env_id, **env_kwargs)
 
 
+make_env_factory = env_factory  # the name start_run uses (its argument shadows env_factory)
+
+
 def make_accelerator(cfg: TrainerConfig) -> Any:
     """An ``Accelerator`` for the run: mixed precision, CPU if asked, trackers when installed."""
     from accelerate import Accelerator
@@ -68,3 +71,27 @@ def make_accelerator(cfg: TrainerConfig) -> Any:
         hparams = {k: v for k, v in asdict(cfg).items() if isinstance(v, (bool, int, float, str))}
         accelerator.init_trackers(os.path.basename(os.path.abspath(cfg.output_dir)) or "run", config=hparams)
     return accelerator
+
+
+def start_run(cfg: TrainerConfig, env_factory: Callable[[], gym.Env] | None, model: Any | None,
+              tokenizer: Any | None) -> tuple[Any, Callable[[], gym.Env], Any]:
+    """What every trainer does first: check the settings, set torch's threads, build the accelerator, seed, and
+    make the environment factory and this process's case order. Returns ``(accelerator, make_env, sampler)``."""
+    check_run(cfg, custom_env=env_factory is not None, custom_model=model is not None)
+    if (model is None) != (tokenizer is None):
+        raise ValueError("pass model and tokenizer together, or neither")
+    import torch
+    from accelerate.utils import set_seed
+
+    from trainers.common.sampler import CaseSampler
+
+    if cfg.torch_threads:
+        torch.set_num_threads(cfg.torch_threads)
+    accelerator = make_accelerator(cfg)
+    set_seed(cfg.seed)
+    make_env = env_factory or make_env_factory(cfg.env, cfg.env_kwargs)
+    probe = make_env()
+    sampler = CaseSampler([c.id for c in probe.unwrapped.cases], cfg.seed, accelerator.process_index,
+                          accelerator.num_processes)
+    probe.close()
+    return accelerator, make_env, sampler

@@ -197,24 +197,8 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
     place). ``on_collect`` hooks see every batch of rollouts (e.g. ``clinical_gym.experience.ExperienceRecorder``
     stores each step's good turns). Settings are checked before anything loads.
     """
-    runtime.check_run(cfg, custom_env=env_factory is not None, custom_model=model is not None)
-    if (model is None) != (tokenizer is None):
-        raise ValueError("pass model and tokenizer together, or neither")
-    if cfg.torch_threads:
-        torch.set_num_threads(cfg.torch_threads)
-
-    # -- seeding and devices ------------------------------------------------------------------------------------
-    from accelerate.utils import set_seed
-
-    accelerator = runtime.make_accelerator(cfg)
-    set_seed(cfg.seed)
-
-    # -- environments and the case order --------------------------------------------------------------------------
-    make_env = env_factory or runtime.env_factory(cfg.env, cfg.env_kwargs)
-    probe = make_env()
-    sampler = CaseSampler([c.id for c in probe.unwrapped.cases], cfg.seed, accelerator.process_index,
-                          accelerator.num_processes)
-    probe.close()
+    # -- checks, seeding, devices, environments and the case order ---------------------------------------------
+    accelerator, make_env, sampler = runtime.start_run(cfg, env_factory, model, tokenizer)
 
     # -- policy, reference, optimizer -----------------------------------------------------------------------------
     if model is None:

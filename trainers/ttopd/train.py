@@ -36,7 +36,6 @@ from trainers.common.metrics_log import MetricsLog
 from trainers.common.model import Reference, load_model, prepare_model
 from trainers.common.monitors import env_domain, env_metrics, rollout_metrics
 from trainers.common.optim import make_optimizer, make_scheduler
-from trainers.common.sampler import CaseSampler
 from trainers.grpo.train import add_old_and_ref_logprobs, collect_groups, episode_rewards, group_advantages, update
 from trainers.ttopd.config import TTOPDConfig
 from trainers.ttopd.hints import HintTemplates, TeacherSequence, default_hints, teacher_sequence
@@ -186,24 +185,9 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
     place). ``on_collect`` hooks see every batch of rollouts (e.g. ``clinical_gym.experience.ExperienceRecorder``
     stores each step's good turns). Settings are checked before anything loads.
     """
-    runtime.check_run(cfg, custom_env=env_factory is not None, custom_model=model is not None)
-    if (model is None) != (tokenizer is None):
-        raise ValueError("pass model and tokenizer together, or neither")
-    if cfg.torch_threads:
-        torch.set_num_threads(cfg.torch_threads)
+    # -- checks, seeding, devices, environments and the case order ---------------------------------------------
+    accelerator, make_env, sampler = runtime.start_run(cfg, env_factory, model, tokenizer)
 
-    # -- seeding and devices ------------------------------------------------------------------------------------
-    from accelerate.utils import set_seed
-
-    accelerator = runtime.make_accelerator(cfg)
-    set_seed(cfg.seed)
-
-    # -- environments, the case order and the hints ---------------------------------------------------------------
-    make_env = env_factory or runtime.env_factory(cfg.env, cfg.env_kwargs)
-    probe = make_env()
-    sampler = CaseSampler([c.id for c in probe.unwrapped.cases], cfg.seed, accelerator.process_index,
-                          accelerator.num_processes)
-    probe.close()
     templates = hint_templates(cfg)
 
     # -- student, reference, teacher, optimizer -----------------------------------------------------------------
