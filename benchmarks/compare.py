@@ -8,8 +8,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.metrics import bootstrap_diff_ci, metric_values
-from benchmarks.records import EpisodeRecord, read_records
+from clinical_gym.benchmarks.metrics import bootstrap_diff_ci, metric_values
+from clinical_gym.benchmarks.records import EpisodeRecord, read_records
 
 SEED = 0
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from benchmarks.agents.base import ResetHook
+from clinical_gym.benchmarks.agents.base import ResetHook
 from clinical_gym.rollout.policy import Generation, Policy, Prompt
 
 FAILURE_MARK = "\x00agent-failure\x00"

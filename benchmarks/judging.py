@@ -4,7 +4,7 @@ episode with nothing to rate (no diagnosis given) scores 0 without a call."""
 
 from __future__ import annotations
 
-from benchmarks.records import EpisodeRecord
+from clinical_gym.benchmarks.records import EpisodeRecord
 from clinical_gym.llm.base import LLMError
 from clinical_gym.rewards import PERCENT_PER_POINT, LLMDiagnosisJudge
 

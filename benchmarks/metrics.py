@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel
 
-from benchmarks.records import EpisodeRecord
+from clinical_gym.benchmarks.records import EpisodeRecord
 from clinical_gym.rewards.diagnosis_match import OUTCOME_SCORES
 
 CONFIDENCE = 0.95

@@ -15,7 +15,7 @@ import argparse
 import time
 from collections.abc import Callable
 
-from domains.workup.catalogue import Catalogue, load_catalogue
+from clinical_gym.domains.workup.catalogue import Catalogue, load_catalogue
 
 REQUESTS = {
     "exact": ["Complete blood count", "Chest X-ray", "Lipase", "CT head without contrast", "Urinalysis"],

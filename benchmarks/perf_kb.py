@@ -60,7 +60,7 @@ def zipf_probabilities(n: int) -> np.ndarray:
 
 def synthetic_passages(n: int, seed: int = 0, chunk: int = 20_000) -> Iterator:
     """``n`` deterministic passages (same ``n`` and seed, same corpus)."""
-    from knowledge_base import Passage
+    from clinical_gym.knowledge_base import Passage
 
     vocab = vocabulary()
     p = zipf_probabilities(len(vocab))
@@ -122,8 +122,8 @@ def _latencies(search: Callable[[str], object], qs: list[str]) -> dict[str, floa
 
 def worker(backend: str, size: int, db: Path, n_queries: int) -> dict:
     """Build one backend and time its queries (runs in its own process)."""
-    from knowledge_base import PassageStore, SmallCorpusIndex, build_store
-    from knowledge_base.fast_index import FastIndex
+    from clinical_gym.knowledge_base import PassageStore, SmallCorpusIndex, build_store
+    from clinical_gym.knowledge_base.fast_index import FastIndex
 
     if backend == "fts5":
         import sqlite_utils  # noqa: F401  (its import pulls pandas in: not part of the build)
@@ -145,7 +145,7 @@ def worker(backend: str, size: int, db: Path, n_queries: int) -> dict:
             t, c = time.perf_counter(), time.process_time()
             index = FastIndex.build(store)
         else:
-            from knowledge_base import Passage
+            from clinical_gym.knowledge_base import Passage
 
             passages = [Passage(doc_id=str(rowid), title=title, content=content, category=category)
                         for rowid, title, content, category in store.scan()]

@@ -24,7 +24,7 @@ import torch
 import clinical_gym  # noqa: F401
 from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits
 from clinical_gym.rollout.transformers_policy import TransformersPolicy
-from trainers.common.tiny_models import load_smollm2, smollm2_dir, tiny_llama, tiny_tokenizer
+from clinical_gym.trainers.common.tiny_models import load_smollm2, smollm2_dir, tiny_llama, tiny_tokenizer
 
 
 def load(kind: str) -> tuple[object, object]:

@@ -63,8 +63,8 @@ def peak_memory_mb() -> float:
 def run_ours(args: argparse.Namespace) -> list[float]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from trainers.grpo.config import GRPOConfig
-    from trainers.grpo.train import main
+    from clinical_gym.trainers.grpo.config import GRPOConfig
+    from clinical_gym.trainers.grpo.train import main
 
     model = AutoModelForCausalLM.from_pretrained(args.folder)
     tokenizer = AutoTokenizer.from_pretrained(args.folder)
@@ -123,7 +123,7 @@ def child(args: argparse.Namespace) -> None:
 
 
 def prepare(folder: str, hidden: int, layers: int) -> None:
-    from trainers.common.tiny_models import load_smollm2, smollm2_dir, tiny_llama, tiny_tokenizer
+    from clinical_gym.trainers.common.tiny_models import load_smollm2, smollm2_dir, tiny_llama, tiny_tokenizer
 
     tokenizer = load_smollm2(with_model=False)[0] if smollm2_dir() else tiny_tokenizer()
     tiny_llama(tokenizer, hidden_size=hidden, num_layers=layers).save_pretrained(folder)

@@ -7,9 +7,9 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.metrics import MetricSummary
-from benchmarks.records import EpisodeRecord
-from benchmarks.summary import EnvSummary
+from clinical_gym.benchmarks.metrics import MetricSummary
+from clinical_gym.benchmarks.records import EpisodeRecord
+from clinical_gym.benchmarks.summary import EnvSummary
 
 PANEL_COLUMNS = 4
 EMPTY = MetricSummary(mean=None, ci_low=None, ci_high=None, n=0)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.metrics import MetricSummary
-from benchmarks.plots import plot_metrics, plot_turns
-from benchmarks.records import RUN_FILE, read_records
-from benchmarks.summary import EnvSummary, Summary, build_summary
+from clinical_gym.benchmarks.metrics import MetricSummary
+from clinical_gym.benchmarks.plots import plot_metrics, plot_turns
+from clinical_gym.benchmarks.records import RUN_FILE, read_records
+from clinical_gym.benchmarks.summary import EnvSummary, Summary, build_summary
 
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.md"

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 
 import clinical_gym
-from benchmarks.agents import Agent, AgentSettings, AgentSpec, parse_agent_specs
-from benchmarks.guard import BenchEnv, GuardedPolicy, failure_reason
-from benchmarks.judging import judge_episode
-from benchmarks.plan import EnvPlan, case_set, plan_env, resolve_env_ids
-from benchmarks.records import (
+from clinical_gym.benchmarks.agents import Agent, AgentSettings, AgentSpec, parse_agent_specs
+from clinical_gym.benchmarks.guard import BenchEnv, GuardedPolicy, failure_reason
+from clinical_gym.benchmarks.judging import judge_episode
+from clinical_gym.benchmarks.plan import EnvPlan, case_set, plan_env, resolve_env_ids
+from clinical_gym.benchmarks.records import (
     RUN_FILE,
     EpisodeKey,
     EpisodeRecord,
@@ -33,7 +33,7 @@ from benchmarks.records import (
     json_safe,
     read_records,
 )
-from benchmarks.report import write_report
+from clinical_gym.benchmarks.report import write_report
 from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, Trajectory
 from clinical_gym.rollout.trajectory import Turn
 
@@ -47,7 +47,7 @@ class BenchConfig:
 
     > What to play, and where the results go
         out: the results folder (running into it again resumes). envs: ``"all"`` or comma-separated environment
-        ids. agents: comma-separated agent specs (``benchmarks.agents``). cases: a case set or file for
+        ids. agents: comma-separated agent specs (``clinical_gym.benchmarks.agents``). cases: a case set or file for
         ClinicalInquiry / DiagnosticWorkup (``generated:common:N`` generates N patients; N defaults to
         ``episodes``); tasks: a task file for the tool domains; None keeps each environment's own. split: "test",
         "train" or None (all).

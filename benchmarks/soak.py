@@ -4,7 +4,7 @@
     python benchmarks/soak.py --episodes 2000 --window 500
 
 Episodes go round-robin over every registered id; each environment alternates its rule-based agent, the oracle
-and the random agent (``benchmarks.agents``), each driven through its ``Policy`` as the runner drives it (text
+and the random agent (``clinical_gym.benchmarks.agents``), each driven through its ``Policy`` as the runner drives it (text
 mode, no model). One environment per id lives for the whole run, as in a long training job. Printed: episodes/s,
 peak RSS at the start and at the end, the current RSS after the first and the last window, errors (exceptions and
 ``info["error"]``), and whether memory grew more than ``--max-growth`` (default 10%) between those two windows
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gymnasium as gym  # noqa: E402
 
 import clinical_gym  # noqa: E402
-from benchmarks.agents import AgentSettings, parse_agent_specs  # noqa: E402
+from clinical_gym.benchmarks.agents import AgentSettings, parse_agent_specs  # noqa: E402
 from clinical_gym.rollout.policy import Prompt  # noqa: E402
 
 AGENTS = "baseline,oracle,random"

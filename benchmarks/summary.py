@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from benchmarks.metrics import PRIMARY_METRIC, MetricSummary, metric_values, summarize
-from benchmarks.records import EpisodeRecord
+from clinical_gym.benchmarks.metrics import PRIMARY_METRIC, MetricSummary, metric_values, summarize
+from clinical_gym.benchmarks.records import EpisodeRecord
 
 
 class AgentSummary(BaseModel):

@@ -1,4 +1,4 @@
-"""Training curves of a trainer run: ``<run>/metrics.jsonl`` (``trainers.common.metrics_log``) drawn as PNG panels,
+"""Training curves of a trainer run: ``<run>/metrics.jsonl`` (``clinical_gym.trainers.common.metrics_log``) drawn as PNG panels,
 the ones that show length explosion and multi-turn collapse: reward, accuracy, response length, turns per episode,
 tool calls, KL to the reference and within-group reward std."""
 
@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from benchmarks.plots import pyplot
+from clinical_gym.benchmarks.plots import pyplot
 
 METRICS_FILE = "metrics.jsonl"
 OUTPUT_FILE = "training_curves.png"

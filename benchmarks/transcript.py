@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchmarks.metrics import episode_metrics
-from benchmarks.records import EpisodeRecord
+from clinical_gym.benchmarks.metrics import episode_metrics
+from clinical_gym.benchmarks.records import EpisodeRecord
 
 
 def find_episode(records: Sequence[EpisodeRecord], episode: int, env: str | None = None,

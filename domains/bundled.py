@@ -2,7 +2,7 @@
 once, on first use, and shared by every env of the process (never mutated: episodes work on copies).
 
 A domain's environment module exposes them as its tau2-bench entry points, ``bundled_db()`` and
-``get_tasks(split=None)``, and lists them as the env's ``bundled`` data (``domains.shared_toolkits.BundledDomain``).
+``get_tasks(split=None)``, and lists them as the env's ``bundled`` data (``clinical_gym.domains.shared_toolkits.BundledDomain``).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from importlib import resources
 from typing import Generic, TypeVar
 
-from clinical_gym.domain_db import DomainDB
-from clinical_gym.tool_tasks import Task, load_tasks, select_split
+from clinical_gym.tool_env.database import DomainDB
+from clinical_gym.tool_env.tasks import Task, load_tasks, select_split
 
 D = TypeVar("D", bound=DomainDB)
 

@@ -14,15 +14,15 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
-from knowledge_base import KnowledgeTools, open_bundled
-from tools import ToolKind, Toolkit, tool
-from tools.instruments import InstrumentsToolkit
+from clinical_gym.knowledge_base import KnowledgeTools, open_bundled
+from clinical_gym.tools import ToolKind, Toolkit, tool
+from clinical_gym.tools.instruments import InstrumentsToolkit
 
 if TYPE_CHECKING:
-    from clinical_gym.domain_db import DomainDB
-    from clinical_gym.tool_tasks import Task
-    from domains.bundled import BundledData
-    from knowledge_base import Passage, PassageSearch, SearchHit
+    from clinical_gym.tool_env.database import DomainDB
+    from clinical_gym.tool_env.tasks import Task
+    from clinical_gym.domains.bundled import BundledData
+    from clinical_gym.knowledge_base import Passage, PassageSearch, SearchHit
 
 KnowledgeSource = Union["PassageSearch", Literal["bundled"], None]
 
@@ -64,7 +64,7 @@ class KnowledgeToolkit(Toolkit, KnowledgeTools):
 class BundledDomain:
     """Mixin for a bundled tool domain (list it before ``ToolDomainEnv``): the ``knowledge`` constructor argument, the
     system prompt's policy from the ``policy.md`` of the env's package, the shared toolkits over ``knowledge``, and
-    the default database and tasks from the env's ``bundled`` data (``domains.bundled.BundledData``)."""
+    the default database and tasks from the env's ``bundled`` data (``clinical_gym.domains.bundled.BundledData``)."""
 
     bundled: ClassVar[BundledData[Any]]
 

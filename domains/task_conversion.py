@@ -31,8 +31,8 @@ from pydantic import ValidationError
 
 from clinical_gym.cases.formats.medqa import MedQARow
 from clinical_gym.cases.schema import Case
-from clinical_gym.domain_db import DomainDB
-from clinical_gym.tool_tasks import Task
+from clinical_gym.tool_env.database import DomainDB
+from clinical_gym.tool_env.tasks import Task
 
 SIMILAR = 0.9  # word-set Jaccard at or above which two question texts are the same question
 _WORD = re.compile(r"[a-z0-9]+")
@@ -105,8 +105,8 @@ def convert_mcq(rows: Iterable[tuple[str, Any]], db: Any | None = None, existing
     ``db`` (default: the bundled bank) gets the new questions, numbered after its highest ``Q`` number in the
     order of their task ids; ``existing`` (default: the bundled tasks) is what duplicates are checked against.
     """
-    from domains.medical_qa.data_model import LETTERS, Question
-    from domains.medical_qa.environment import MedicalQAEnv
+    from clinical_gym.domains.medical_qa.data_model import LETTERS, Question
+    from clinical_gym.domains.medical_qa.environment import MedicalQAEnv
 
     db = (db or MedicalQAEnv.default_db()).model_copy(deep=True)
     existing = list(existing if existing is not None else MedicalQAEnv.default_tasks())
@@ -202,7 +202,7 @@ def convert_cases(cases: Iterable[Case], db: Any | None = None, existing: Sequen
     bundled database; ids ``X0001``, ... in task-id order) and a task to review the chart and record the diagnosis.
     A case repeats a hand-written diagnosis task (``existing``, default: the bundled tasks) when the diagnosis, the
     patient's age and sex are the same, and another converted case when the chief complaint is the same too."""
-    from domains.clinical_diagnosis.environment import ClinicalDiagnosisEnv
+    from clinical_gym.domains.clinical_diagnosis.environment import ClinicalDiagnosisEnv
 
     db = (db or ClinicalDiagnosisEnv.default_db()).model_copy(deep=True)
     existing = list(existing if existing is not None else ClinicalDiagnosisEnv.default_tasks())
@@ -231,7 +231,7 @@ def convert_cases(cases: Iterable[Case], db: Any | None = None, existing: Sequen
 
 
 def _patient(patient_id: str, case: Case, clock: str) -> Any:
-    from domains.clinical_diagnosis.data_model import (Allergy, Condition, LabResult, Medication, Note, Patient,
+    from clinical_gym.domains.clinical_diagnosis.data_model import (Allergy, Condition, LabResult, Medication, Note, Patient,
                                                        VitalSigns)
 
     volunteered = " ".join(f.text for f in case.history if f.volunteered and f.present)
@@ -278,7 +278,7 @@ FLUIDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 def _lab(test: str, value: Any, clock: str) -> Any:
     """One case lab value as a chart result: body-fluid analytes are named by their fluid (``Urine pH``, ``CSF
     glucose``: not blood values) and glucose, calcium and creatinine in mg/dL are converted to SI units."""
-    from domains.clinical_diagnosis.data_model import LabResult
+    from clinical_gym.domains.clinical_diagnosis.data_model import LabResult
 
     name = value.name
     for fluid, pattern in FLUIDS:

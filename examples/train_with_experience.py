@@ -65,9 +65,9 @@ def main() -> None:
 
     import torch
 
-    from trainers.common.tiny_models import tiny_llama, tiny_tokenizer
-    from trainers.grpo.config import GRPOConfig
-    from trainers.grpo.train import main as train
+    from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer
+    from clinical_gym.trainers.grpo.config import GRPOConfig
+    from clinical_gym.trainers.grpo.train import main as train
 
     torch.set_num_threads(1)
     work = Path(tempfile.mkdtemp(prefix="experience-example-"))

@@ -24,7 +24,7 @@ def load(args: argparse.Namespace):
     """Model and tokenizer: a tiny random Llama, SmolLM2 (default) or ``--model``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from trainers.common.tiny_models import load_smollm2, tiny_llama, tiny_tokenizer
+    from clinical_gym.trainers.common.tiny_models import load_smollm2, tiny_llama, tiny_tokenizer
 
     if args.tiny:
         tokenizer = tiny_tokenizer()

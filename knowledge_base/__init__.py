@@ -7,13 +7,13 @@
 * ``KnowledgeTools``: search_knowledge / get_passage / search_by_category for agents.
 """
 
-from knowledge_base.errors import KnowledgeBaseError
-from knowledge_base.ingest import BuildReport, build_from_source
-from knowledge_base.passage import Passage, SearchHit
-from knowledge_base.search import KnowledgeBase, PassageSearch, open_bundled
-from knowledge_base.small_index import SmallCorpusIndex
-from knowledge_base.store import PassageStore, build_store
-from knowledge_base.tools import KnowledgeTools
+from clinical_gym.knowledge_base.errors import KnowledgeBaseError
+from clinical_gym.knowledge_base.ingest import BuildReport, build_from_source
+from clinical_gym.knowledge_base.passage import Passage, SearchHit
+from clinical_gym.knowledge_base.search import KnowledgeBase, PassageSearch, open_bundled
+from clinical_gym.knowledge_base.small_index import SmallCorpusIndex
+from clinical_gym.knowledge_base.store import PassageStore, build_store
+from clinical_gym.knowledge_base.tools import KnowledgeTools
 
 __all__ = [
     "BuildReport", "KnowledgeBase", "KnowledgeBaseError", "KnowledgeTools", "Passage", "PassageSearch", "PassageStore",

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge_base.passage import SearchHit
-from knowledge_base.store import TIE_MARGIN, PassageStore
-from knowledge_base.text import TOKENIZER_VERSION, make_snippet, query_terms, stem, words
+from clinical_gym.knowledge_base.passage import SearchHit
+from clinical_gym.knowledge_base.store import TIE_MARGIN, PassageStore
+from clinical_gym.knowledge_base.text import TOKENIZER_VERSION, make_snippet, query_terms, stem, words
 
 K1, B = 1.2, 0.75
 CACHE_FORMAT = 1

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from knowledge_base.passage import Passage
-from knowledge_base.store import build_store
+from clinical_gym.knowledge_base.passage import Passage
+from clinical_gym.knowledge_base.store import build_store
 
 ALIASES = {"doc_id": ("doc_id", "id", "_id"), "content": ("content", "contents", "text"), "title": ("title",),
            "source": ("source",), "category": ("category",), "dataset_name": ("dataset_name",)}

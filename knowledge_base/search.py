@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, Protocol
 
-from knowledge_base.errors import KnowledgeBaseError
-from knowledge_base.fast_index import FastIndex, fast_backend_available
-from knowledge_base.passage import Passage, SearchHit
-from knowledge_base.store import PassageStore
+from clinical_gym.knowledge_base.errors import KnowledgeBaseError
+from clinical_gym.knowledge_base.fast_index import FastIndex, fast_backend_available
+from clinical_gym.knowledge_base.passage import Passage, SearchHit
+from clinical_gym.knowledge_base.store import PassageStore
 
 Backend = Literal["auto", "fast", "fts5"]
 BACKENDS: tuple[str, ...] = ("auto", "fast", "fts5")
@@ -66,7 +66,7 @@ class KnowledgeBase:
 def open_bundled(path: str | Path | None = None, backend: Backend = "auto",
                  on_progress: Callable[[int], None] | None = None) -> KnowledgeBase:
     """The bundled corpus' knowledge base at ``path`` (default: the user cache), built first if missing or unreadable."""
-    from knowledge_base.corpus import build_bundled, default_db_path
+    from clinical_gym.knowledge_base.corpus import build_bundled, default_db_path
 
     path = Path(path) if path else default_db_path()
     try:

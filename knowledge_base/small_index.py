@@ -10,8 +10,8 @@ from collections.abc import Iterable
 
 from rank_bm25 import BM25Okapi
 
-from knowledge_base.passage import Passage, SearchHit
-from knowledge_base.text import make_snippet, query_terms, stem, stems
+from clinical_gym.knowledge_base.passage import Passage, SearchHit
+from clinical_gym.knowledge_base.text import make_snippet, query_terms, stem, stems
 
 K1, B = 1.2, 0.75
 

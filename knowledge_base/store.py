@@ -17,9 +17,9 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from knowledge_base.errors import KnowledgeBaseError, rebuild_hint
-from knowledge_base.passage import Passage, SearchHit
-from knowledge_base.text import ELLIPSIS, HIGHLIGHT, SNIPPET_WORDS, fts_match_expression, query_terms
+from clinical_gym.knowledge_base.errors import KnowledgeBaseError, rebuild_hint
+from clinical_gym.knowledge_base.passage import Passage, SearchHit
+from clinical_gym.knowledge_base.text import ELLIPSIS, HIGHLIGHT, SNIPPET_WORDS, fts_match_expression, query_terms
 
 SCHEMA_VERSION = "1"
 FIELDS = ("doc_id", "source", "title", "content", "category", "dataset_name")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from knowledge_base.search import Backend, PassageSearch, open_bundled
+from clinical_gym.knowledge_base.search import Backend, PassageSearch, open_bundled
 
 MAX_K = 20
 

@@ -7,12 +7,12 @@ import gymnasium as gym
 import pytest
 
 import clinical_gym  # noqa: F401  (registers the environments)
-from benchmarks.agents import AgentSettings, parse_agent_specs
-from benchmarks.agents.checklist import REVIEW_OF_SYSTEMS, checklist_reply, heard
-from benchmarks.agents.disease_scoring import rank_diseases
-from benchmarks.agents.exam_orderer import working_hypothesis
-from benchmarks.agents.findings import Findings, read_answer, read_statement
-from benchmarks.agents.random_agent import random_text_reply
+from clinical_gym.benchmarks.agents import AgentSettings, parse_agent_specs
+from clinical_gym.benchmarks.agents.checklist import REVIEW_OF_SYSTEMS, checklist_reply, heard
+from clinical_gym.benchmarks.agents.disease_scoring import rank_diseases
+from clinical_gym.benchmarks.agents.exam_orderer import working_hypothesis
+from clinical_gym.benchmarks.agents.findings import Findings, read_answer, read_statement
+from clinical_gym.benchmarks.agents.random_agent import random_text_reply
 from clinical_gym.cases.disease_table import find_disease
 from clinical_gym.cases.topic_match import find_topics
 from clinical_gym.rollout import Prompt

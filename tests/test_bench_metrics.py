@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks.metrics import bootstrap_ci, bootstrap_diff_ci, episode_metrics, metric_values, summarize
-from benchmarks.records import EpisodeRecord, TurnRecord
-from benchmarks.summary import build_summary
+from clinical_gym.benchmarks.metrics import bootstrap_ci, bootstrap_diff_ci, episode_metrics, metric_values, summarize
+from clinical_gym.benchmarks.records import EpisodeRecord, TurnRecord
+from clinical_gym.benchmarks.summary import build_summary
 
 
 def record(family: str, *, outcome: dict | None = None, infos: list[dict] = (), reward: float = 0.0,

@@ -10,12 +10,12 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="model agents need the [train] extra")
 
-from benchmarks.agents.models import checkpoint_weights, load_checkpoint_model  # noqa: E402
-from benchmarks.runner import BenchConfig, run_bench  # noqa: E402
-from trainers.common.checkpoint import STATE_FILE, save_weights  # noqa: E402
-from trainers.common.config import TrainerConfig  # noqa: E402
-from trainers.common.model import prepare_model  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.benchmarks.agents.models import checkpoint_weights, load_checkpoint_model  # noqa: E402
+from clinical_gym.benchmarks.runner import BenchConfig, run_bench  # noqa: E402
+from clinical_gym.trainers.common.checkpoint import STATE_FILE, save_weights  # noqa: E402
+from clinical_gym.trainers.common.config import TrainerConfig  # noqa: E402
+from clinical_gym.trainers.common.model import prepare_model  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.agents import Agent
-from benchmarks.plan import plan_env
-from benchmarks.records import RESULTS_FILE, read_records
-from benchmarks.runner import BenchConfig, play_chunk, run_bench
+from clinical_gym.benchmarks.agents import Agent
+from clinical_gym.benchmarks.plan import plan_env
+from clinical_gym.benchmarks.records import RESULTS_FILE, read_records
+from clinical_gym.benchmarks.runner import BenchConfig, play_chunk, run_bench
 from clinical_gym.llm.base import LLMError
 from clinical_gym.rollout import ScriptedPolicy
 from fake_openai import serve
@@ -136,7 +136,7 @@ def test_a_kill_mid_run_resumes_without_duplicates_and_matches_an_uninterrupted_
 
     killed = tmp_path / "killed"
     with serve(default=slow) as url:
-        code = (f"from pathlib import Path; from benchmarks.runner import BenchConfig, run_bench; "
+        code = (f"from pathlib import Path; from clinical_gym.benchmarks.runner import BenchConfig, run_bench; "
                 f"run_bench(BenchConfig(**{settings!r}, out=Path({str(killed)!r}), base_url={url!r}))")
         process = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
@@ -201,10 +201,10 @@ def test_a_task_file_is_read_in_the_form_each_tool_environment_takes(tmp_path):
     from importlib import resources
 
     pathways = tmp_path / "pathway_tasks.json"
-    shutil.copy(resources.files("domains.pathways") / "data" / "tasks.json", pathways)
+    shutil.copy(resources.files("clinical_gym.domains.pathways") / "data" / "tasks.json", pathways)
     plan = plan_env("ClinicalPathway-v0", cases=None, tasks=str(pathways), split=None, episodes=3, seed=0,
                     env_kwargs={})
     assert plan.episodes == 3 and len(plan.case_ids) == 42 and plan.make().unwrapped.tasks[0].phases
     triage = tmp_path / "triage_tasks.json"
-    shutil.copy(resources.files("domains.triage") / "data" / "tasks.json", triage)
+    shutil.copy(resources.files("clinical_gym.domains.triage") / "data" / "tasks.json", triage)
     assert plan_env("Triage-v0", cases=None, tasks=str(triage), split=None, episodes=2, seed=0, env_kwargs={}).case_ids

@@ -9,7 +9,7 @@ import pytest
 
 from clinical_gym.rewards.cosine_length import CosineLengthReward
 from clinical_gym.rollout import Trajectory, Turn
-from trainers.common.length_reward import cosine_length_rewards, cosine_reward_from, outcome_correct
+from clinical_gym.trainers.common.length_reward import cosine_length_rewards, cosine_reward_from, outcome_correct
 
 DEFAULTS = CosineLengthReward()  # R_max 1.1, R_min 0.7, R_wrong 0.3, R_penalty -0.5, L_max 12288
 
@@ -96,8 +96,8 @@ def test_the_trajectory_transform_counts_generated_tokens_of_every_turn():
 
 def test_grpo_cosine_reward_flag_builds_the_reward_and_changes_the_training_reward():
     pytest.importorskip("torch", reason="the GRPO trainer needs the [train] extra")
-    from trainers.grpo.config import GRPOConfig
-    from trainers.grpo.train import episode_rewards, has_reward_variance
+    from clinical_gym.trainers.grpo.config import GRPOConfig
+    from clinical_gym.trainers.grpo.train import episode_rewards, has_reward_variance
 
     cfg = GRPOConfig(model="m", cosine_reward=True, cosine_r_max=1.0, cosine_r_min=0.5, cosine_r_wrong=0.2,
                      cosine_r_penalty=-1.0, cosine_max_length=4)
@@ -116,9 +116,9 @@ def test_grpo_main_computes_advantages_from_the_cosine_reward(tmp_path, monkeypa
     import torch
     from test_grpo_toy_env import QuizEnv
 
-    import trainers.grpo.train as grpo
-    from trainers.common.tiny_models import tiny_llama, tiny_tokenizer
-    from trainers.grpo.config import GRPOConfig
+    import clinical_gym.trainers.grpo.train as grpo
+    from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer
+    from clinical_gym.trainers.grpo.config import GRPOConfig
 
     seen: list = []
     real_collect, real_advantages = grpo.collect_groups, grpo.group_advantages

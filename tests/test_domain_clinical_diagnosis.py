@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from clinical_gym.tool_policies import call_text
-from domains.clinical_diagnosis.environment import ClinicalDiagnosisEnv, get_environment
+from clinical_gym.tool_env.policies import call_text
+from clinical_gym.domains.clinical_diagnosis.environment import ClinicalDiagnosisEnv, get_environment
 
 
 @pytest.fixture(scope="module")

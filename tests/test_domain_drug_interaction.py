@@ -12,10 +12,10 @@ import json
 import pytest
 
 from clinical_gym import pharmacology
-from clinical_gym.tool_policies import ExpertToolPolicy, call_text, run_episode
-from domains.drug_interaction.data_model import DrugInteractionDB
-from domains.drug_interaction.environment import DrugInteractionEnv, bundled_db, get_environment, get_tasks
-from domains.drug_interaction.reference import reference_of
+from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text, run_episode
+from clinical_gym.domains.drug_interaction.data_model import DrugInteractionDB
+from clinical_gym.domains.drug_interaction.environment import DrugInteractionEnv, bundled_db, get_environment, get_tasks
+from clinical_gym.domains.drug_interaction.reference import reference_of
 
 TASKS = get_tasks()
 CATEGORIES = {"interaction", "renal dosing", "allergy", "alternative"}

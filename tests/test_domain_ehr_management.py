@@ -13,11 +13,11 @@ import re
 import pytest
 
 from clinical_gym.rewards.episode import contains_term
-from clinical_gym.tool_policies import ExpertToolPolicy, ScriptPolicy, call_text, run_episode
-from domains.ehr_management.data_model import EHRManagementDB
-from domains.ehr_management.environment import EHRManagementEnv, bundled_db, get_environment, get_tasks
-from domains.ehr_management.policies import WrongPatientPolicy
-from tools import ToolKind
+from clinical_gym.tool_env.policies import ExpertToolPolicy, ScriptPolicy, call_text, run_episode
+from clinical_gym.domains.ehr_management.data_model import EHRManagementDB
+from clinical_gym.domains.ehr_management.environment import EHRManagementEnv, bundled_db, get_environment, get_tasks
+from clinical_gym.domains.ehr_management.policies import WrongPatientPolicy
+from clinical_gym.tools import ToolKind
 
 TASKS = get_tasks()
 BY_ID = {t.id: t for t in TASKS}

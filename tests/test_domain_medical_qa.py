@@ -14,10 +14,10 @@ from tool_call_helpers import call, read
 from clinical_gym.rewards.coherence import chosen_option
 from clinical_gym.rewards.episode import EpisodeRecord, SubmittedAnswer, contains_term
 from clinical_gym.rewards.five_d import score_accuracy
-from clinical_gym.tool_policies import ExpertToolPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import RewardBasis
-from domains.medical_qa.environment import MedicalQAEnv, bundled_db, get_environment, get_tasks
-from domains.medical_qa.policies import WrongAnswerPolicy, question_id_of, tempting_distractor
+from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text, run_episode
+from clinical_gym.tool_env.tasks import RewardBasis
+from clinical_gym.domains.medical_qa.environment import MedicalQAEnv, bundled_db, get_environment, get_tasks
+from clinical_gym.domains.medical_qa.policies import WrongAnswerPolicy, question_id_of, tempting_distractor
 
 TASKS = get_tasks()
 

@@ -16,12 +16,12 @@ from tool_call_helpers import call, read
 
 from clinical_gym.pharmacology import find_drug
 from clinical_gym.rewards.episode import CallRecord
-from clinical_gym.tool_policies import ScriptPolicy, call_text, run_episode
-from domains.obstetrics import calculations as calc
-from domains.obstetrics.environment import ObstetricsEnv, bundled_db, get_environment, get_tasks
-from domains.obstetrics.policies import unsafe_drug_for
-from tools import CallForm, ToolKind
-from tools.instruments import bishop_score
+from clinical_gym.tool_env.policies import ScriptPolicy, call_text, run_episode
+from clinical_gym.domains.obstetrics import calculations as calc
+from clinical_gym.domains.obstetrics.environment import ObstetricsEnv, bundled_db, get_environment, get_tasks
+from clinical_gym.domains.obstetrics.policies import unsafe_drug_for
+from clinical_gym.tools import CallForm, ToolKind
+from clinical_gym.tools.instruments import bishop_score
 
 TASKS = get_tasks()
 BY_ID = {t.id: t for t in TASKS}

@@ -13,11 +13,11 @@ import pytest
 from tool_call_helpers import call
 
 from clinical_gym.rewards.episode import contains_term
-from clinical_gym.tool_policies import ExpertToolPolicy, ScriptPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import Task
-from domains.pathways.environment import ClinicalPathwayEnv, bundled_db, get_environment, get_pathways, get_tasks
-from domains.pathways.phases import HANDOFF, PathwaySpec, PathwayTask, resolve_task
-from domains.pathways.policies import SkippingExpertPolicy, StallingExpertPolicy
+from clinical_gym.tool_env.policies import ExpertToolPolicy, ScriptPolicy, call_text, run_episode
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.pathways.environment import ClinicalPathwayEnv, bundled_db, get_environment, get_pathways, get_tasks
+from clinical_gym.domains.pathways.phases import HANDOFF, PathwaySpec, PathwayTask, resolve_task
+from clinical_gym.domains.pathways.policies import SkippingExpertPolicy, StallingExpertPolicy
 
 TASKS = get_tasks()
 BY_ID = {t.id: t for t in TASKS}

@@ -11,11 +11,11 @@ import pytest
 from tool_call_helpers import call, read
 
 import clinical_gym
-from clinical_gym.tool_policies import ExpertToolPolicy, call_text, run_episode
-from domains.psychiatry.environment import PsychiatryEnv, bundled_db, get_environment, get_tasks
-from domains.psychiatry.policies import has_suicide_red_flag
-from domains.psychiatry.tools import PsychiatryTools
-from tools.instruments.psychiatry import audit_c, gad_7, phq_9
+from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text, run_episode
+from clinical_gym.domains.psychiatry.environment import PsychiatryEnv, bundled_db, get_environment, get_tasks
+from clinical_gym.domains.psychiatry.policies import has_suicide_red_flag
+from clinical_gym.domains.psychiatry.tools import PsychiatryTools
+from clinical_gym.tools.instruments.psychiatry import audit_c, gad_7, phq_9
 
 ENV_ID = "Psychiatry-v0"
 TASKS = get_tasks()

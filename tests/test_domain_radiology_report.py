@@ -12,9 +12,9 @@ import pytest
 
 from clinical_gym.rewards.assertions import check_rule
 from clinical_gym.rewards.episode import contains_term
-from clinical_gym.tool_policies import ScriptPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import RecordKeysRule, RecordMentionsRule, Task
-from domains.radiology_report.environment import (
+from clinical_gym.tool_env.policies import ScriptPolicy, call_text, run_episode
+from clinical_gym.tool_env.tasks import RecordKeysRule, RecordMentionsRule, Task
+from clinical_gym.domains.radiology_report.environment import (
     REPORT_TOOL,
     RadiologyReportEnv,
     bundled_db,
@@ -22,13 +22,13 @@ from domains.radiology_report.environment import (
     get_tasks,
     task_studies,
 )
-from domains.radiology_report.follow_up_rules import adrenal_assessment, fleischner_recommendation, interval_growth
-from domains.radiology_report.policies import (
+from clinical_gym.domains.radiology_report.follow_up_rules import adrenal_assessment, fleischner_recommendation, interval_growth
+from clinical_gym.domains.radiology_report.policies import (
     LateCommunicationPolicy,
     WrongStudyReportPolicy,
     other_open_study,
 )
-from domains.radiology_report.report_sections import impression_headline, missing_sections, parse_sections
+from clinical_gym.domains.radiology_report.report_sections import impression_headline, missing_sections, parse_sections
 
 TASKS = get_tasks()
 STUDY_READS = ("get_study_details", "get_clinical_indication", "get_structured_findings")

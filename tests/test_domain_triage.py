@@ -12,10 +12,10 @@ import pytest
 from tool_call_helpers import call, read
 
 from clinical_gym.pharmacology import find_drug
-from clinical_gym.tool_policies import ExpertToolPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import Task
-from domains.triage.environment import TriageEnv, bundled_db, get_environment, get_tasks
-from domains.triage.policies import expected_esi_level, under_triaged_level
+from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text, run_episode
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.triage.environment import TriageEnv, bundled_db, get_environment, get_tasks
+from clinical_gym.domains.triage.policies import expected_esi_level, under_triaged_level
 
 TASKS = get_tasks()
 LEVEL_TASKS = [t for t in TASKS if t.category == "esi_level"]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from clinical_gym.cases.loading import library
 from clinical_gym.cases.schema import ExamSystem, TestCategory
-from domains.workup.catalogue import (
+from clinical_gym.domains.workup.catalogue import (
     LAB_KINDS,
     Catalogue,
     Component,

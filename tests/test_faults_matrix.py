@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.agents import Agent
-from benchmarks.plan import plan_env
-from benchmarks.runner import BenchConfig, play_chunk
-from benchmarks.summary import summarize_agent
+from clinical_gym.benchmarks.agents import Agent
+from clinical_gym.benchmarks.plan import plan_env
+from clinical_gym.benchmarks.runner import BenchConfig, play_chunk
+from clinical_gym.benchmarks.summary import summarize_agent
 from clinical_gym.llm import OpenAICompatClient, as_client
 from clinical_gym.rollout import EpisodeSpec, OpenAICompatPolicy, RolloutCollector, RolloutLimits, ScriptedPolicy
-from domains.inquiry.environment import ClinicalInquiryEnv
+from clinical_gym.domains.inquiry.environment import ClinicalInquiryEnv
 from fake_openai import serve
 
 QUESTION = "<answer>Question: Have you had a fever, chills or any weight loss?</answer>"

@@ -22,8 +22,8 @@ from clinical_gym.rewards.episode import (
 from clinical_gym.rewards.five_d import FiveDConfig, FiveDReward, score_accuracy, score_process
 from clinical_gym.rewards.overlap import bleu1, open_answer_score, rouge1_f1
 from clinical_gym.rewards.safety import TAXONOMY, detect_violations
-from clinical_gym.tool_tasks import Assertion, ExpectedAction, SafetyExpectations, Task
-from tools import CallForm, ToolKind
+from clinical_gym.tool_env.tasks import Assertion, ExpectedAction, SafetyExpectations, Task
+from clinical_gym.tools import CallForm, ToolKind
 
 ALL_REVIEWS = frozenset({"demographics", "history", "allergies", "medications", "vitals", "labs", "notes"})
 DOSES_PER_DAY = {"once": 1, "daily": 1, "bid": 2, "tid": 3, "qid": 4, "q4h": 6, "weekly": 1 / 7}

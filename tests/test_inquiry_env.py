@@ -12,7 +12,7 @@ import clinical_gym
 from clinical_gym.cases import library
 from clinical_gym.env import EpisodeOverError
 from clinical_gym.llm import OpenAICompatClient
-from domains.inquiry.environment import ClinicalInquiryEnv
+from clinical_gym.domains.inquiry.environment import ClinicalInquiryEnv
 from fake_openai import serve
 
 APPENDIX = "dig-appendicitis-01"

@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from knowledge_base import KnowledgeBase, KnowledgeBaseError, Passage, SmallCorpusIndex, build_store
-from knowledge_base.corpus.written import written_passages
-from knowledge_base.fast_index import FastIndex
+from clinical_gym.knowledge_base import KnowledgeBase, KnowledgeBaseError, Passage, SmallCorpusIndex, build_store
+from clinical_gym.knowledge_base.corpus.written import written_passages
+from clinical_gym.knowledge_base.fast_index import FastIndex
 
 pytest.importorskip("bm25s", reason="the fast backend is optional: pip install bm25s numba PyStemmer")
 pytest.importorskip("numba", reason="the fast backend is optional: pip install bm25s numba PyStemmer")
@@ -118,7 +118,7 @@ def test_fast_backend_is_thread_safe(fast):
 
 
 def test_without_bm25s_auto_falls_back_to_fts5(db, monkeypatch):
-    from knowledge_base import search
+    from clinical_gym.knowledge_base import search
 
     monkeypatch.setattr(search, "fast_backend_available", lambda: False)
     assert KnowledgeBase(db).backend == "fts5"

@@ -8,10 +8,10 @@ from functools import partial
 
 import pytest
 
-from knowledge_base import KnowledgeBase, corpus, open_bundled
-from knowledge_base.corpus import SOURCES, bundled_passages, default_db_path
-from knowledge_base.corpus.written import SOURCE as WRITTEN_SOURCE
-from knowledge_base.fast_index import fast_backend_available
+from clinical_gym.knowledge_base import KnowledgeBase, corpus, open_bundled
+from clinical_gym.knowledge_base.corpus import SOURCES, bundled_passages, default_db_path
+from clinical_gym.knowledge_base.corpus.written import SOURCE as WRITTEN_SOURCE
+from clinical_gym.knowledge_base.fast_index import fast_backend_available
 
 OVERLAP_QUERIES = [
     "community acquired pneumonia", "type 2 diabetes mellitus with ketoacidosis", "fracture of neck of femur",

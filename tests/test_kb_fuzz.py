@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from knowledge_base import KnowledgeBase, SearchHit, SmallCorpusIndex, build_store
-from knowledge_base.corpus.written import written_passages
-from knowledge_base.fast_index import fast_backend_available
+from clinical_gym.knowledge_base import KnowledgeBase, SearchHit, SmallCorpusIndex, build_store
+from clinical_gym.knowledge_base.corpus.written import written_passages
+from clinical_gym.knowledge_base.fast_index import fast_backend_available
 
 PIECES = ['"', "'", "AND", "OR", "NOT", "NEAR", "NEAR(", "*", "^", ":", "(", ")", "{", "}", "-", "+", "title:", "content:",
           "passages_fts", "🤒", "🩺", "é", "\u0301", "ＡＮＤ", "\x00", " ", "\t\n", "sepsis", "fever", "warfarin", "the",

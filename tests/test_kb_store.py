@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from knowledge_base import KnowledgeBaseError, Passage, PassageStore, build_from_source, build_store
-from knowledge_base.corpus.written import written_passages
+from clinical_gym.knowledge_base import KnowledgeBaseError, Passage, PassageStore, build_from_source, build_store
+from clinical_gym.knowledge_base.corpus.written import written_passages
 
 QUERIES = ["community acquired pneumonia antibiotics", "warfarin interaction", "diabetic ketoacidosis insulin potassium",
            "stroke thrombolysis window", "sepsis fluids lactate", "metformin kidney", "asthma inhaled steroid", "chest pain"]

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from knowledge_base.text import MAX_QUERY_TERMS, fts_match_expression, make_snippet, query_terms, stem, stems, words
+from clinical_gym.knowledge_base.text import MAX_QUERY_TERMS, fts_match_expression, make_snippet, query_terms, stem, stems, words
 
 SAMPLES = [
     "Community-acquired pneumonia: cough, fever and pleuritic chest pain; CURB-65 guides admission.",

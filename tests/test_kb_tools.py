@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from knowledge_base import KnowledgeBase, KnowledgeTools, SmallCorpusIndex, build_store
-from knowledge_base.corpus.written import written_passages
+from clinical_gym.knowledge_base import KnowledgeBase, KnowledgeTools, SmallCorpusIndex, build_store
+from clinical_gym.knowledge_base.corpus.written import written_passages
 
 TOOLS = ("search_knowledge", "get_passage", "search_by_category")
 

@@ -16,10 +16,10 @@ torch = pytest.importorskip("torch", reason="trainers need the [train] extra")
 from safetensors.torch import load_file  # noqa: E402
 from test_grpo_toy_env import DONOR, HEART, QuizEnv, one_torch_thread  # noqa: E402,F401
 
-from trainers.common.checkpoint import latest_checkpoint  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.ppo.config import PPOConfig  # noqa: E402
-from trainers.ppo.train import main  # noqa: E402
+from clinical_gym.trainers.common.checkpoint import latest_checkpoint  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.ppo.config import PPOConfig  # noqa: E402
+from clinical_gym.trainers.ppo.train import main  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

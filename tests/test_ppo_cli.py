@@ -1,4 +1,4 @@
-"""``clinical-gym train ppo`` and ``python -m trainers.ppo.train``: flags generated from PPOConfig, one-line errors
+"""``clinical-gym train ppo`` and ``python -m clinical_gym.trainers.ppo.train``: flags generated from PPOConfig, one-line errors
 (exit 2) before any model loads, and a run from the command line on ClinicalInquiry-v0 with a saved tiny model."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from test_grpo_toy_env import one_torch_thread  # noqa: F401
 
 import clinical_gym.cli
 from clinical_gym.cli import train as train_cli
-from trainers.common.config_cli import config_from_args
-from trainers.ppo.config import PPOConfig
+from clinical_gym.trainers.common.config_cli import config_from_args
+from clinical_gym.trainers.ppo.config import PPOConfig
 
 BAD = [
     (["train", "ppo"], "model is required"),
@@ -66,7 +66,7 @@ def test_every_config_field_has_a_flag_with_help_and_yaml_works(capsys, tmp_path
 
 
 def test_module_entry_point_reports_bad_settings(capsys):
-    from trainers.ppo.train import cli
+    from clinical_gym.trainers.ppo.train import cli
 
     assert cli(["--model", "/no/such/model"]) == 2
     message = "error: model not found: '/no/such/model' is neither a folder nor a hub id"
@@ -77,8 +77,8 @@ def test_module_entry_point_reports_bad_settings(capsys):
 
 @pytest.mark.usefixtures("one_torch_thread")
 def test_a_run_from_the_command_line(tmp_path, monkeypatch):
-    from trainers.common.monitors import COLLAPSE_MONITORS
-    from trainers.common.tiny_models import tiny_llama, tiny_tokenizer
+    from clinical_gym.trainers.common.monitors import COLLAPSE_MONITORS
+    from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer
 
     tokenizer = tiny_tokenizer()
     tiny_llama(tokenizer).save_pretrained(tmp_path / "model")

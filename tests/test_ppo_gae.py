@@ -8,8 +8,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="PPO needs the [train] extra")
 
 from clinical_gym.rollout import Trajectory, Turn  # noqa: E402
-from trainers.common.batch import pack  # noqa: E402
-from trainers.common.gae import (  # noqa: E402
+from clinical_gym.trainers.common.batch import pack  # noqa: E402
+from clinical_gym.trainers.common.gae import (  # noqa: E402
     explained_variance,
     generalized_advantages,
     masked_mean_var,

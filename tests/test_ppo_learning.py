@@ -11,9 +11,9 @@ torch = pytest.importorskip("torch", reason="PPO needs the [train] extra")
 
 from test_grpo_toy_env import QuizEnv, one_torch_thread  # noqa: E402,F401
 
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.ppo.config import PPOConfig  # noqa: E402
-from trainers.ppo.train import main  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.ppo.config import PPOConfig  # noqa: E402
+from clinical_gym.trainers.ppo.train import main  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -15,16 +15,16 @@ from accelerate import Accelerator  # noqa: E402
 from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401
 
 from clinical_gym.rollout import Trajectory, Turn  # noqa: E402
-from trainers.common.batch import pack  # noqa: E402
-from trainers.common.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from trainers.common.config import TrainerConfig  # noqa: E402
-from trainers.common.logprobs import logprobs_from_logits, token_logprobs  # noqa: E402
-from trainers.common.losses import k3_kl  # noqa: E402
-from trainers.common.model import prepare_model  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.common.value_head import PolicyWithValueHead, TokenOutputs, ValueHead  # noqa: E402
-from trainers.ppo.config import PPOConfig  # noqa: E402
-from trainers.ppo.train import PPOBatch, clipped_value_loss, policy_loss, ppo_token_loss, token_rewards  # noqa: E402
+from clinical_gym.trainers.common.batch import pack  # noqa: E402
+from clinical_gym.trainers.common.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from clinical_gym.trainers.common.config import TrainerConfig  # noqa: E402
+from clinical_gym.trainers.common.logprobs import logprobs_from_logits, token_logprobs  # noqa: E402
+from clinical_gym.trainers.common.losses import k3_kl  # noqa: E402
+from clinical_gym.trainers.common.model import prepare_model  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.common.value_head import PolicyWithValueHead, TokenOutputs, ValueHead  # noqa: E402
+from clinical_gym.trainers.ppo.config import PPOConfig  # noqa: E402
+from clinical_gym.trainers.ppo.train import PPOBatch, clipped_value_loss, policy_loss, ppo_token_loss, token_rewards  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("transformers", reason="tokenizers come from the [train] extra")
 
 from clinical_gym.rollout import ChatTokens, TemplateError  # noqa: E402
-from trainers.common.tiny_models import CHATML_TEMPLATE, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import CHATML_TEMPLATE, tiny_tokenizer  # noqa: E402
 
 SYSTEM = "answer with one word"
 FIRST = {"role": "user", "content": "the patient has a fever"}

@@ -24,7 +24,7 @@ from clinical_gym.rollout import (  # noqa: E402
     tool_calls_in,
 )
 from clinical_gym.rollout.transformers_policy import TransformersPolicy  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -17,8 +17,8 @@ from clinical_gym.llm import OpenAICompatClient  # noqa: E402
 from clinical_gym.rollout import OpenAICompatPolicy, Policy, Prompt, ScriptedPolicy, choose_engine, make_policy  # noqa: E402
 from clinical_gym.rollout.selection import VLLM_HINT, vllm_installed  # noqa: E402
 from clinical_gym.rollout.transformers_policy import TransformersPolicy  # noqa: E402
-from trainers.common.logprobs import token_logprobs  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.common.logprobs import token_logprobs  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -163,8 +163,8 @@ def test_vllm_is_refused_cleanly_where_it_cannot_run():
 
 
 def test_rollout_and_trainer_settings_import_no_torch():
-    code = ("import sys, clinical_gym.rollout, clinical_gym.cli.train, trainers.grpo.config, trainers.common.runtime, "
-            "trainers.common.config_cli; "
+    code = ("import sys, clinical_gym.rollout, clinical_gym.cli.train, clinical_gym.trainers.grpo.config, clinical_gym.trainers.common.runtime, "
+            "clinical_gym.trainers.common.config_cli; "
             "print(sorted(m for m in ('torch', 'transformers', 'vllm', 'accelerate') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

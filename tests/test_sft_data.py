@@ -12,16 +12,16 @@ import gymnasium as gym
 import pytest
 
 import clinical_gym.cli
-from benchmarks.agents import _rule_based
-from benchmarks.agents.oracle import oracle_agent
+from clinical_gym.benchmarks.agents import _rule_based
+from clinical_gym.benchmarks.agents.oracle import oracle_agent
 from clinical_gym.cases import load_cases
 from clinical_gym.cases.formats.mtmeddialog import MTMedDialogRow
 from clinical_gym.cases.topic_match import find_topics
 from clinical_gym.cases.topics import SYMPTOMS
 from clinical_gym.parsing import parse_doctor_action
 from clinical_gym.rollout import EpisodeSpec
-from domains.inquiry.prompts import DOCTOR_SYSTEM_PROMPT
-from trainers.sft.data import (
+from clinical_gym.domains.inquiry.prompts import DOCTOR_SYSTEM_PROMPT
+from clinical_gym.trainers.sft.data import (
     CONVERSATIONS_FILE,
     DATASET_DIR,
     SUMMARY_FILE,
@@ -34,7 +34,7 @@ from trainers.sft.data import (
     save_examples,
     shorten_recommendation,
 )
-from trainers.sft.rationale import THINK, with_rationale
+from clinical_gym.trainers.sft.rationale import THINK, with_rationale
 
 pytest.importorskip("datasets", reason="the Hugging Face dataset needs the [train] extra")
 

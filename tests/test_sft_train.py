@@ -15,13 +15,13 @@ pytest.importorskip("trl", reason="SFT needs the [train] extra")
 from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401
 
 import clinical_gym.cli  # noqa: E402
-from benchmarks.agents.oracle import oracle_agent  # noqa: E402
+from clinical_gym.benchmarks.agents.oracle import oracle_agent  # noqa: E402
 from clinical_gym.cases import load_cases  # noqa: E402
 from clinical_gym.rollout import EpisodeSpec  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.sft.config import SFTRunConfig  # noqa: E402
-from trainers.sft.data import collect_examples, save_examples  # noqa: E402
-from trainers.sft.train import CHECKPOINTS_DIR, MODEL_DIR, main  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.sft.config import SFTRunConfig  # noqa: E402
+from clinical_gym.trainers.sft.data import collect_examples, save_examples  # noqa: E402
+from clinical_gym.trainers.sft.train import CHECKPOINTS_DIR, MODEL_DIR, main  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -75,10 +75,10 @@ def test_sft_writes_metrics_checkpoints_and_a_merged_model_that_grpo_and_the_ben
     import torch
     from transformers import AutoModelForCausalLM
 
-    from benchmarks.agents.models import load_checkpoint_model
-    from benchmarks.runner import BenchConfig, run_bench
-    from trainers.grpo.config import GRPOConfig
-    from trainers.grpo.train import main as grpo_main
+    from clinical_gym.benchmarks.agents.models import load_checkpoint_model
+    from clinical_gym.benchmarks.runner import BenchConfig, run_bench
+    from clinical_gym.trainers.grpo.config import GRPOConfig
+    from clinical_gym.trainers.grpo.train import main as grpo_main
 
     run = tmp_path / "sft"
     last = main(settings(expert, tiny_model, run))

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import clinical_gym
-from benchmarks import soak
+from clinical_gym.benchmarks import soak
 
 
 def test_a_short_soak_covers_every_environment_without_errors(tmp_path, capsys):

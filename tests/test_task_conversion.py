@@ -16,13 +16,13 @@ import clinical_gym.cli
 from clinical_gym.cases import load_cases
 from clinical_gym.cases.formats.medqa import MedQARow
 from clinical_gym.cases.formats.rows import read_rows
-from clinical_gym.tool_policies import ExpertToolPolicy, RandomToolPolicy, run_episode
-from clinical_gym.tool_tasks import load_tasks
-from domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB
-from domains.clinical_diagnosis.environment import ClinicalDiagnosisEnv
-from domains.medical_qa.data_model import MedicalQADB
-from domains.medical_qa.environment import MedicalQAEnv
-from domains.task_conversion import convert_cases, convert_mcq
+from clinical_gym.tool_env.policies import ExpertToolPolicy, RandomToolPolicy, run_episode
+from clinical_gym.tool_env.tasks import load_tasks
+from clinical_gym.domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB
+from clinical_gym.domains.clinical_diagnosis.environment import ClinicalDiagnosisEnv
+from clinical_gym.domains.medical_qa.data_model import MedicalQADB
+from clinical_gym.domains.medical_qa.environment import MedicalQAEnv
+from clinical_gym.domains.task_conversion import convert_cases, convert_mcq
 
 MEDQA = Path(__file__).parent / "fixtures" / "case_formats" / "medqa.jsonl"
 

@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 import clinical_gym.cli
-from clinical_gym.tool_catalogue import catalogue, domains_markdown, resolve_domain, tool_envs
+from clinical_gym.tool_env.catalogue import catalogue, domains_markdown, resolve_domain, tool_envs
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "domains.md"
 

@@ -39,11 +39,11 @@ from tool_domain_checks import (
 
 from clinical_gym.rewards.episode import CallRecord, EpisodeRecord, SubmittedAnswer, contains_term
 from clinical_gym.rewards.five_d import score_accuracy
-from clinical_gym.tool_env import EpisodeTools
-from clinical_gym.tool_policies import RandomToolPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import RewardBasis
-from tools import CallForm, ToolKind
-from tools.instruments import InstrumentsToolkit
+from clinical_gym.tool_env.env import EpisodeTools
+from clinical_gym.tool_env.policies import RandomToolPolicy, call_text, run_episode
+from clinical_gym.tool_env.tasks import RewardBasis
+from clinical_gym.tools import CallForm, ToolKind
+from clinical_gym.tools.instruments import InstrumentsToolkit
 
 REPO = Path(__file__).resolve().parent.parent
 FUZZ_SETTINGS = {"deadline": None, "suppress_health_check": list(HealthCheck), "derandomize": True}

@@ -17,15 +17,15 @@ from hypothesis import strategies as st
 
 from clinical_gym.env import EpisodeOverError
 from clinical_gym.llm.base import LLMError
-from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_policies import ExpertToolPolicy, call_text, run_episode
-from clinical_gym.tool_tasks import Task
-from domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB
-from domains.clinical_diagnosis.environment import bundled_db, get_environment
+from clinical_gym.tool_env.env import ToolDomainEnv
+from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text, run_episode
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB
+from clinical_gym.domains.clinical_diagnosis.environment import bundled_db, get_environment
 
 ENV_ID = "ClinicalDiagnosis-v0"
 if ENV_ID not in registry:  # the lead wires it into clinical_gym.registration
-    register(id=ENV_ID, entry_point="domains.clinical_diagnosis.environment:ClinicalDiagnosisEnv")
+    register(id=ENV_ID, entry_point="clinical_gym.domains.clinical_diagnosis.environment:ClinicalDiagnosisEnv")
 
 
 def small_db() -> ClinicalDiagnosisDB:

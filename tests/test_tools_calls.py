@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tools import FORMAT_SCORES, CallForm, parse_tool_call, parse_tool_calls
+from clinical_gym.tools import FORMAT_SCORES, CallForm, parse_tool_call, parse_tool_calls
 
 ARGS = {"mrn": "MRN-001", "limit": 2}
 
@@ -131,7 +131,7 @@ def test_plain_json_round_trips(name, arguments):
 
 
 def test_absurdly_nested_brackets_are_an_invalid_call_not_a_crash():
-    from tools.calls import parse_tool_calls
+    from clinical_gym.tools.calls import parse_tool_calls
 
     for text in ["[" * 9999, '{"name": "x", "arguments": "' + "[" * 5000 + '"}', 'x {"a": ' + "[" * 9999]:
         calls = parse_tool_calls(text)

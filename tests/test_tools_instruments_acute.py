@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.instruments import (
+from clinical_gym.tools.instruments import (
     abcd2,
     apache_ii,
     centor_mcisaac,

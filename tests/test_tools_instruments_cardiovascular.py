@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.instruments import cha2ds2_vasc, has_bled, heart_score, perc_rule, timi_ua_nstemi, wells_dvt, wells_pe
+from clinical_gym.tools.instruments import cha2ds2_vasc, has_bled, heart_score, perc_rule, timi_ua_nstemi, wells_dvt, wells_pe
 
 
 @pytest.mark.parametrize("kwargs, score, category", [

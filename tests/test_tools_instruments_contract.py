@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools import ToolKind
-from tools.instruments import InstrumentResult, InstrumentsToolkit
+from clinical_gym.tools import ToolKind
+from clinical_gym.tools.instruments import InstrumentResult, InstrumentsToolkit
 
 TOOLKIT = InstrumentsToolkit()
 NAMES = TOOLKIT.names

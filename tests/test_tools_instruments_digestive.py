@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.instruments import alvarado, child_pugh, glasgow_blatchford, meld_na
+from clinical_gym.tools.instruments import alvarado, child_pugh, glasgow_blatchford, meld_na
 
 
 @pytest.mark.parametrize("kwargs, meld_i, score, category", [

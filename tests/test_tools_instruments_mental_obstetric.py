@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.instruments import apgar, audit_c, bishop_score, ciwa_ar, gad_7, phq_9
+from clinical_gym.tools.instruments import apgar, audit_c, bishop_score, ciwa_ar, gad_7, phq_9
 
 
 @pytest.mark.parametrize("items, score, category", [

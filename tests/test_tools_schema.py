@@ -9,9 +9,9 @@ import pytest
 from annotated_types import Ge, Interval, Len, Lt
 from pydantic import BaseModel, Field
 
-from tools import ToolDefinitionError, ToolKind, Toolkit, tool
-from tools.docstrings import parse_docstring
-from tools.schema import UnsupportedTypeError, describe_schema, json_schema
+from clinical_gym.tools import ToolDefinitionError, ToolKind, Toolkit, tool
+from clinical_gym.tools.docstrings import parse_docstring
+from clinical_gym.tools.schema import UnsupportedTypeError, describe_schema, json_schema
 
 
 class Route(str, enum.Enum):

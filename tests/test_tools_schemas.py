@@ -14,8 +14,8 @@ import annotated_types as at
 import pytest
 from pydantic import BaseModel
 
-import tools
-from tools import Toolkit, ToolSpec
+import clinical_gym.tools as tools
+from clinical_gym.tools import Toolkit, ToolSpec
 
 SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 BOUNDS = {at.Ge: ("ge", "minimum"), at.Gt: ("gt", "exclusiveMinimum"), at.Le: ("le", "maximum"),
@@ -23,13 +23,13 @@ BOUNDS = {at.Ge: ("ge", "minimum"), at.Gt: ("gt", "exclusiveMinimum"), at.Le: ("
 
 
 def _toolkits() -> list[type[Toolkit]]:
-    for module in pkgutil.walk_packages(tools.__path__, "tools."):
+    for module in pkgutil.walk_packages(tools.__path__, "clinical_gym.tools."):
         importlib.import_module(module.name)
     found, pending = [], list(Toolkit.__subclasses__())
     while pending:
         cls = pending.pop()
         pending.extend(cls.__subclasses__())
-        if cls.__module__.startswith("tools."):
+        if cls.__module__.startswith("clinical_gym.tools."):
             found.append(cls)
     return sorted(found, key=lambda c: c.__qualname__)
 
@@ -53,7 +53,7 @@ def _types(schema: dict[str, Any]) -> set[str]:
 
 
 def _check_hint(schema: dict[str, Any], hint: Any, where: str) -> None:
-    """Assert that ``schema`` describes ``hint``, independently of how tools.schema builds it."""
+    """Assert that ``schema`` describes ``hint``, independently of how clinical_gym.tools.schema builds it."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
         for item in args[1:]:

@@ -10,7 +10,7 @@ import pytest
 from annotated_types import Interval
 from pydantic import BaseModel
 
-from tools import (
+from clinical_gym.tools import (
     ArgumentError,
     CallForm,
     ToolDefinitionError,

@@ -12,7 +12,7 @@ pytest.importorskip("torch", reason="trainers need the [train] extra")
 from test_grpo_toy_env import QuizEnv, one_torch_thread  # noqa: E402,F401
 
 from clinical_gym.rollout import Trajectory  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 SETTINGS = dict(model="in-memory", env="QuizEnv", total_steps=2, group_size=2, groups_per_step=2, num_minibatches=1,
@@ -20,22 +20,22 @@ SETTINGS = dict(model="in-memory", env="QuizEnv", total_steps=2, group_size=2, g
 
 
 def ppo():
-    from trainers.ppo.config import PPOConfig
-    from trainers.ppo.train import main
+    from clinical_gym.trainers.ppo.config import PPOConfig
+    from clinical_gym.trainers.ppo.train import main
 
     return PPOConfig, main, {"num_epochs": 1}
 
 
 def grpo():
-    from trainers.grpo.config import GRPOConfig
-    from trainers.grpo.train import main
+    from clinical_gym.trainers.grpo.config import GRPOConfig
+    from clinical_gym.trainers.grpo.train import main
 
     return GRPOConfig, main, {"dynamic_sampling": False}
 
 
 def ttopd():
-    from trainers.ttopd.config import TTOPDConfig
-    from trainers.ttopd.train import main
+    from clinical_gym.trainers.ttopd.config import TTOPDConfig
+    from clinical_gym.trainers.ttopd.train import main
 
     return TTOPDConfig, main, {"dynamic_sampling": False}
 

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("torch", reason="trainers need the [train] extra")
 
-from trainers.common.checkpoint import STATE_FILE, TMP_PREFIX, latest_checkpoint  # noqa: E402
+from clinical_gym.trainers.common.checkpoint import STATE_FILE, TMP_PREFIX, latest_checkpoint  # noqa: E402
 
 TOTAL = 5
 REPO = Path(__file__).resolve().parents[1]
@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    from trainers.common.tiny_models import tiny_llama, tiny_tokenizer
+    from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer
 
     folder = tmp_path_factory.mktemp("tiny") / "model"
     tokenizer = tiny_tokenizer()

@@ -15,7 +15,7 @@ from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401  (fixture)
 
 from clinical_gym.integrations.trl import EnvRolloutFunc, env_dataset, env_reward, prompt_key  # noqa: E402
 from clinical_gym.rollout import RolloutLimits  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 CASES = ["cir-nstemi-01", "cir-stable-angina-01"]

@@ -19,7 +19,7 @@ from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401  (fixture)
 from transformers.utils import get_json_schema  # noqa: E402
 
 from clinical_gym.integrations.trl import ToolEnvironment, env_dataset, tool_environment  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 TASKS = ["mqa-001", "mqa-002"]  # gold answers A and B

@@ -14,11 +14,11 @@ torch = pytest.importorskip("torch", reason="TT-OPD needs the [train] extra")
 
 from test_grpo_toy_env import QuizEnv, one_torch_thread  # noqa: E402,F401
 
-import trainers.ttopd.train as ttopd  # noqa: E402
+import clinical_gym.trainers.ttopd.train as ttopd  # noqa: E402
 from clinical_gym.rewards.cosine_length import CosineLengthReward  # noqa: E402
-from trainers.common.length_reward import cosine_length_rewards  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.ttopd.config import TTOPDConfig  # noqa: E402
+from clinical_gym.trainers.common.length_reward import cosine_length_rewards  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.ttopd.config import TTOPDConfig  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

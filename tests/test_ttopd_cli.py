@@ -1,4 +1,4 @@
-"""``clinical-gym train ttopd`` and ``python -m trainers.ttopd.train``: one-line errors before any model loads, and
+"""``clinical-gym train ttopd`` and ``python -m clinical_gym.trainers.ttopd.train``: one-line errors before any model loads, and
 a full run from a saved tiny model whose checkpoint carries the teacher."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_bad_settings_fail_in_one_line_before_any_model_loads():
 
 
 def test_module_entry_point_reports_bad_settings(capsys):
-    from trainers.ttopd.train import cli
+    from clinical_gym.trainers.ttopd.train import cli
 
     assert cli(["--model", "/no/such/model"]) == 2
     message = "error: model not found: '/no/such/model' is neither a folder nor a hub id"
@@ -47,8 +47,8 @@ def test_module_entry_point_reports_bad_settings(capsys):
 
 @pytest.mark.usefixtures("one_torch_thread")
 def test_a_run_from_the_command_line(tmp_path, monkeypatch):
-    from trainers.common.monitors import COLLAPSE_MONITORS
-    from trainers.common.tiny_models import tiny_llama, tiny_tokenizer
+    from clinical_gym.trainers.common.monitors import COLLAPSE_MONITORS
+    from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer
 
     tokenizer = tiny_tokenizer()
     tiny_llama(tokenizer).save_pretrained(tmp_path / "model")

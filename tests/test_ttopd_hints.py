@@ -15,14 +15,14 @@ from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401
 from test_ttopd_toy_env import ConfirmQuizEnv  # noqa: E402
 
 from clinical_gym.rollout import Trajectory, Turn  # noqa: E402
-from trainers.common.batch import pack  # noqa: E402
-from trainers.common.config import TrainerConfig  # noqa: E402
-from trainers.common.ema_teacher import EMATeacher  # noqa: E402
-from trainers.common.model import prepare_model  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.ttopd.config import TTOPDConfig  # noqa: E402
-from trainers.ttopd.hints import DEFAULT_HINTS, HintTemplates, default_hints, teacher_sequence  # noqa: E402
-from trainers.ttopd.train import add_teacher_logprobs, hint_templates, main, teacher_sequences  # noqa: E402
+from clinical_gym.trainers.common.batch import pack  # noqa: E402
+from clinical_gym.trainers.common.config import TrainerConfig  # noqa: E402
+from clinical_gym.trainers.common.ema_teacher import EMATeacher  # noqa: E402
+from clinical_gym.trainers.common.model import prepare_model  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.ttopd.config import TTOPDConfig  # noqa: E402
+from clinical_gym.trainers.ttopd.hints import DEFAULT_HINTS, HintTemplates, default_hints, teacher_sequence  # noqa: E402
+from clinical_gym.trainers.ttopd.train import add_teacher_logprobs, hint_templates, main, teacher_sequences  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -13,10 +13,10 @@ torch = pytest.importorskip("torch", reason="TT-OPD needs the [train] extra")
 
 from test_grpo_toy_env import QuizEnv, one_torch_thread  # noqa: E402,F401
 
-from trainers.common.monitors import COLLAPSE_MONITORS  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.ttopd.config import TTOPDConfig  # noqa: E402
-from trainers.ttopd.train import main  # noqa: E402
+from clinical_gym.trainers.common.monitors import COLLAPSE_MONITORS  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.ttopd.config import TTOPDConfig  # noqa: E402
+from clinical_gym.trainers.ttopd.train import main  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -10,8 +10,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="TT-OPD needs the [train] extra")
 
 from clinical_gym.rollout import Trajectory, Turn  # noqa: E402
-from trainers.ttopd.config import TTOPDConfig  # noqa: E402
-from trainers.ttopd.train import (  # noqa: E402
+from clinical_gym.trainers.ttopd.config import TTOPDConfig  # noqa: E402
+from clinical_gym.trainers.ttopd.train import (  # noqa: E402
     DistillBatch,
     TurnDistillation,
     distill_coefficient,

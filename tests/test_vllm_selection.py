@@ -11,8 +11,8 @@ import pytest
 
 from clinical_gym.rollout.selection import choose_engine
 from clinical_gym.rollout.vllm_sync import WeightVersions, vllm_lora_rank
-from trainers.common.config import TrainerConfig
-from trainers.common.config_cli import add_config_arguments, config_from_args
+from clinical_gym.trainers.common.config import TrainerConfig
+from clinical_gym.trainers.common.config_cli import add_config_arguments, config_from_args
 
 YES, NO = (lambda: True), (lambda: False)
 
@@ -97,7 +97,7 @@ def test_vllm_lora_ranks():
 
 def test_vllm_modules_import_nothing_heavy():
     code = ("import sys, clinical_gym.rollout.vllm_policy, clinical_gym.rollout.vllm_server, "
-            "clinical_gym.rollout.vllm_sync, clinical_gym.integrations.trl, trainers.common.generation; "
+            "clinical_gym.rollout.vllm_sync, clinical_gym.integrations.trl, clinical_gym.trainers.common.generation; "
             "print(sorted(m for m in ('torch', 'transformers', 'vllm', 'trl', 'datasets', 'accelerate', 'peft') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

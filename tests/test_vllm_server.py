@@ -17,9 +17,9 @@ from safetensors.torch import load_file  # noqa: E402
 
 from clinical_gym.rollout import Prompt, make_policy  # noqa: E402
 from clinical_gym.rollout.vllm_server import VLLMServerError, VLLMServerPolicy, server_root  # noqa: E402
-from trainers.common.config import TrainerConfig  # noqa: E402
-from trainers.common.generation import engine_metrics, generation_policy  # noqa: E402
-from trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.common.config import TrainerConfig  # noqa: E402
+from clinical_gym.trainers.common.generation import engine_metrics, generation_policy  # noqa: E402
+from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "the patient has a fever"}]
 EOS = 2

@@ -9,10 +9,10 @@ import pytest
 import clinical_gym  # noqa: F401
 from clinical_gym.cases import library
 from clinical_gym.llm import OpenAICompatClient
-from domains.workup.actions import parse_workup_action
-from domains.workup.catalogue import load_catalogue
-from domains.workup.environment import DiagnosticWorkupEnv, exam_f1
-from domains.workup.world_model import DIAGGYM_STOP, RecordWorldModel, diaggym_prompt, patient_profile
+from clinical_gym.domains.workup.actions import parse_workup_action
+from clinical_gym.domains.workup.catalogue import load_catalogue
+from clinical_gym.domains.workup.environment import DiagnosticWorkupEnv, exam_f1
+from clinical_gym.domains.workup.world_model import DIAGGYM_STOP, RecordWorldModel, diaggym_prompt, patient_profile
 from fake_openai import serve
 
 APPENDIX = "dig-appendicitis-01"

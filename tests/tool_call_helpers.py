@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clinical_gym.tool_policies import call_text
-from tools import ToolResult
+from clinical_gym.tool_env.policies import call_text
+from clinical_gym.tools import ToolResult
 
 
 def call(env: Any, name: str, **arguments: Any) -> ToolResult:

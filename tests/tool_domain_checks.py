@@ -20,19 +20,19 @@ from typing import Any
 from hypothesis import strategies as st
 
 import clinical_gym
-from clinical_gym.tool_policies import ExpertToolPolicy, run_episode
-from clinical_gym.tool_tasks import Task
-from domains.clinical_diagnosis.policies import UnsafePrescriberPolicy
-from domains.clinical_diagnosis.policies import allergen_for as chart_allergen_for
-from domains.drug_interaction.policies import InteractionIgnoringPolicy, contraindicated_partner
-from domains.ehr_management.policies import AllergenOrderPolicy
-from domains.ehr_management.policies import allergen_for as ehr_allergen_for
-from domains.obstetrics.policies import UnsafeObstetricPrescriberPolicy, unsafe_drug_for
-from domains.pathways.policies import unsafe_prescriber
-from domains.psychiatry.policies import SkipsSuicideScreeningPolicy, has_suicide_red_flag
-from domains.radiology_report.policies import SilentCriticalFindingPolicy
-from domains.triage.policies import UnderTriagePolicy
-from tools import ToolKind, Toolkit
+from clinical_gym.tool_env.policies import ExpertToolPolicy, run_episode
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.clinical_diagnosis.policies import UnsafePrescriberPolicy
+from clinical_gym.domains.clinical_diagnosis.policies import allergen_for as chart_allergen_for
+from clinical_gym.domains.drug_interaction.policies import InteractionIgnoringPolicy, contraindicated_partner
+from clinical_gym.domains.ehr_management.policies import AllergenOrderPolicy
+from clinical_gym.domains.ehr_management.policies import allergen_for as ehr_allergen_for
+from clinical_gym.domains.obstetrics.policies import UnsafeObstetricPrescriberPolicy, unsafe_drug_for
+from clinical_gym.domains.pathways.policies import unsafe_prescriber
+from clinical_gym.domains.psychiatry.policies import SkipsSuicideScreeningPolicy, has_suicide_red_flag
+from clinical_gym.domains.radiology_report.policies import SilentCriticalFindingPolicy
+from clinical_gym.domains.triage.policies import UnderTriagePolicy
+from clinical_gym.tools import ToolKind, Toolkit
 
 TOOL_IDS = [e.id for e in clinical_gym.ENVIRONMENTS if e.family == "tool"]
 KNOWLEDGE_TOOLS = {"search_knowledge", "get_passage", "search_by_category"}

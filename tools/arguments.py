@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from tools.docstrings import parse_docstring
-from tools.schema import JSONSchema, describe_schema, json_schema, json_value
+from clinical_gym.tools.docstrings import parse_docstring
+from clinical_gym.tools.schema import JSONSchema, describe_schema, json_schema, json_value
 
 _NO_DEFAULT = inspect.Parameter.empty
 _MAX_SHOWN = 60

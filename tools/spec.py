@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from tools.arguments import Arguments
+from clinical_gym.tools.arguments import Arguments
 
 F = TypeVar("F", bound=Callable[..., Any])
 _MARK = "__tool_mark__"

@@ -24,9 +24,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
-from tools.arguments import ArgumentError, ToolDefinitionError
-from tools.calls import CallForm, ParsedCall, parse_tool_call
-from tools.spec import ToolKind, ToolSpec, tool_mark
+from clinical_gym.tools.arguments import ArgumentError, ToolDefinitionError
+from clinical_gym.tools.calls import CallForm, ParsedCall, parse_tool_call
+from clinical_gym.tools.spec import ToolKind, ToolSpec, tool_mark
 
 logger = logging.getLogger(__name__)
 

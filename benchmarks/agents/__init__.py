@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.agents.base import FAMILIES, Agent
-from benchmarks.agents.checklist import checklist_reply
-from benchmarks.agents.exam_orderer import exam_orderer_reply
-from benchmarks.agents.oracle import oracle_agent
-from benchmarks.agents.protocol import protocol_agent
-from benchmarks.agents.random_agent import random_agent
+from clinical_gym.benchmarks.agents.base import FAMILIES, Agent
+from clinical_gym.benchmarks.agents.checklist import checklist_reply
+from clinical_gym.benchmarks.agents.exam_orderer import exam_orderer_reply
+from clinical_gym.benchmarks.agents.oracle import oracle_agent
+from clinical_gym.benchmarks.agents.protocol import protocol_agent
+from clinical_gym.benchmarks.agents.random_agent import random_agent
 from clinical_gym.rollout.scripted import ScriptedPolicy
 
 RULE_BASED = {"checklist": "inquiry", "test-orderer": "workup", "protocol": "tool"}
@@ -84,7 +84,7 @@ def _rule_based(family: str) -> Agent:
 
 
 def _load_model_agent(name: str, target: str, settings: AgentSettings) -> Agent:
-    from benchmarks.agents import models
+    from clinical_gym.benchmarks.agents import models
 
     if name == "openai":
         return models.endpoint_agent(target, settings.base_url, settings.temperature)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from benchmarks.agents.disease_scoring import rank_diseases
-from benchmarks.agents.findings import Findings, read_answer, read_demographics, read_statement
+from clinical_gym.benchmarks.agents.disease_scoring import rank_diseases
+from clinical_gym.benchmarks.agents.findings import Findings, read_answer, read_demographics, read_statement
 from clinical_gym.cases.disease_table import Disease
 from clinical_gym.rollout.policy import Message
 

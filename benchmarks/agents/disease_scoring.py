@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from benchmarks.agents.findings import Findings
+from clinical_gym.benchmarks.agents.findings import Findings
 from clinical_gym.cases.disease_table import Disease, disease_table
 
 UNLISTED = 0.03

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.agents.base import Agent
+from clinical_gym.benchmarks.agents.base import Agent
 from clinical_gym.rollout.openai_policy import OpenAICompatPolicy
 
 ADAPTER_CONFIG = "adapter_config.json"
@@ -62,7 +62,7 @@ def endpoint_agent(model: str, base_url: str | None, temperature: float) -> Agen
 def checkpoint_weights(path: str | Path) -> Path:
     """The weights folder of a training checkpoint: ``path`` may be a run folder, its ``checkpoints/`` folder (the
     newest complete checkpoint is used), one ``step-N`` folder, or the weights folder itself."""
-    from trainers.common.checkpoint import latest_checkpoint
+    from clinical_gym.trainers.common.checkpoint import latest_checkpoint
 
     p = Path(path).expanduser()
     for candidate in (p / "checkpoints", p):

@@ -4,7 +4,7 @@ environment, through ``env.unwrapped``) and acts on it; reports label it "oracle
 * ClinicalInquiry: the checklist doctor's review-of-systems questions (so it earns the same information reward),
   then the case's diagnosis and recommendation;
 * DiagnosticWorkup: the case's key examinations, one per turn, then its diagnosis;
-* tool domains: ``clinical_gym.tool_policies.ExpertToolPolicy``: the task's expected actions, then the gold answer.
+* tool domains: ``clinical_gym.tool_env.policies.ExpertToolPolicy``: the task's expected actions, then the gold answer.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 
 import gymnasium as gym
 
-from benchmarks.agents.base import Agent
-from benchmarks.agents.checklist import REVIEW_OF_SYSTEMS, turn_budget
-from benchmarks.agents.conversations import ByOpening
+from clinical_gym.benchmarks.agents.base import Agent
+from clinical_gym.benchmarks.agents.checklist import REVIEW_OF_SYSTEMS, turn_budget
+from clinical_gym.benchmarks.agents.conversations import ByOpening
 from clinical_gym.cases import Case
 from clinical_gym.rollout.policy import Message
 from clinical_gym.rollout.scripted import ScriptedPolicy
-from clinical_gym.tool_policies import ExpertToolPolicy
+from clinical_gym.tool_env.policies import ExpertToolPolicy
 
 
 class OracleReply:

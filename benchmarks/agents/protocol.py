@@ -16,13 +16,13 @@ from typing import Any
 
 import gymnasium as gym
 
-from benchmarks.agents.base import Agent
-from benchmarks.agents.conversations import ByOpening, opening
-from benchmarks.agents.disease_scoring import rank_diseases
-from benchmarks.agents.findings import Findings, read_statement
+from clinical_gym.benchmarks.agents.base import Agent
+from clinical_gym.benchmarks.agents.conversations import ByOpening, opening
+from clinical_gym.benchmarks.agents.disease_scoring import rank_diseases
+from clinical_gym.benchmarks.agents.findings import Findings, read_statement
 from clinical_gym.rollout.policy import Message
 from clinical_gym.rollout.scripted import ScriptedPolicy
-from clinical_gym.tool_policies import SUBMIT, call_text
+from clinical_gym.tool_env.policies import SUBMIT, call_text
 
 _TOOL_LINE = re.compile(r"^- (\w+) \((\w+)\):", re.M)
 _TURNS = re.compile(r"at most (\d+) turns")

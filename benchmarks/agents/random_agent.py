@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from benchmarks.agents.base import Agent
-from benchmarks.agents.conversations import conversation_rng
+from clinical_gym.benchmarks.agents.base import Agent
+from clinical_gym.benchmarks.agents.conversations import conversation_rng
 from clinical_gym.rollout.policy import Message
 from clinical_gym.rollout.scripted import ScriptedPolicy
 from clinical_gym.spaces import UnicodeText

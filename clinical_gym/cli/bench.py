@@ -35,8 +35,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     missing = [flag for flag, value in (("--env", args.env), ("--agent", args.agent), ("--out", args.out)) if not value]
     if missing:
         raise CLIError(f"bench needs {', '.join(missing)} (or use 'bench show' / 'bench compare')")
-    from benchmarks.report import PLOTS_DIR, overview_table, read_summary
-    from benchmarks.runner import BenchConfig, run_bench
+    from clinical_gym.benchmarks.report import PLOTS_DIR, overview_table, read_summary
+    from clinical_gym.benchmarks.runner import BenchConfig, run_bench
 
     try:
         config = BenchConfig(envs=args.env, agents=args.agent, out=Path(args.out), cases=args.cases, tasks=args.tasks,
@@ -55,8 +55,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from benchmarks.records import RESULTS_FILE, read_records
-    from benchmarks.transcript import find_episode, format_episode
+    from clinical_gym.benchmarks.records import RESULTS_FILE, read_records
+    from clinical_gym.benchmarks.transcript import find_episode, format_episode
 
     records = read_records(Path(args.dir))
     if not records:
@@ -69,8 +69,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from benchmarks.compare import compare_runs
-    from benchmarks.records import RESULTS_FILE
+    from clinical_gym.benchmarks.compare import compare_runs
+    from clinical_gym.benchmarks.records import RESULTS_FILE
 
     for folder in (args.first, args.second):
         if not (Path(folder) / RESULTS_FILE).is_file():

@@ -1,12 +1,12 @@
 """``clinical-gym data expert``: expert conversations for the SFT cold start, from an agent playing an environment
-or from recorded dialogues, written as chat JSONL and a Hugging Face dataset (``trainers.sft.data``).
+or from recorded dialogues, written as chat JSONL and a Hugging Face dataset (``clinical_gym.trainers.sft.data``).
 
     clinical-gym data expert --env ID --agent oracle|baseline|checklist|openai:MODEL|checkpoint:PATH|...
                              [--episodes N] [--cases SET] [--split train] [--min-reward R]
                              [--rationale fill|template|source] [--seed S] --out DIR
     clinical-gym data expert --dialogues FILE.json [--env ClinicalInquiry-v0] [--min-reward R] --out DIR
 
-Agent specs are the benchmark's (``benchmarks.agents``); the data building lives in ``trainers.sft.data``.
+Agent specs are the benchmark's (``clinical_gym.benchmarks.agents``); the data building lives in ``clinical_gym.trainers.sft.data``.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ def _json_object(text: str) -> dict:
 
 def agent_examples(args: argparse.Namespace) -> tuple[list[Any], Any, dict[str, Any]]:
     """Examples, their report and the summary settings from an agent playing ``args.env``."""
-    from benchmarks.agents import AgentSettings, parse_agent_specs
-    from benchmarks.guard import BenchEnv, GuardedPolicy
-    from benchmarks.plan import plan_env
+    from clinical_gym.benchmarks.agents import AgentSettings, parse_agent_specs
+    from clinical_gym.benchmarks.guard import BenchEnv, GuardedPolicy
+    from clinical_gym.benchmarks.plan import plan_env
     from clinical_gym.rollout import EpisodeSpec, RolloutLimits
-    from trainers.sft.data import DataReport, collect_examples
+    from clinical_gym.trainers.sft.data import DataReport, collect_examples
 
     specs = parse_agent_specs(args.agent)
     if len(specs) != 1:
@@ -86,7 +86,7 @@ def cmd_expert(args: argparse.Namespace) -> int:
     if args.max_recommendation_words is not None and args.max_recommendation_words < 1:
         raise CLIError("--max-recommendation-words must be at least 1")
     try:
-        from trainers.sft.data import dialogue_examples, save_examples
+        from clinical_gym.trainers.sft.data import dialogue_examples, save_examples
 
         if args.env not in clinical_gym.env_ids():
             raise ValueError(f"unknown environment {args.env!r}; registered: {', '.join(clinical_gym.env_ids())}")

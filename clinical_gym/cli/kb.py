@@ -17,10 +17,10 @@ def _progress_bar(desc: str):
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from knowledge_base import KnowledgeBase
-    from knowledge_base.corpus import build_bundled, default_db_path
-    from knowledge_base.fast_index import fast_backend_available
-    from knowledge_base.ingest import build_from_source, read_rows
+    from clinical_gym.knowledge_base import KnowledgeBase
+    from clinical_gym.knowledge_base.corpus import build_bundled, default_db_path
+    from clinical_gym.knowledge_base.fast_index import fast_backend_available
+    from clinical_gym.knowledge_base.ingest import build_from_source, read_rows
 
     if args.source and not args.out:
         raise CLIError("--out is required with --from")
@@ -44,7 +44,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from knowledge_base import KnowledgeBase, KnowledgeBaseError, open_bundled
+    from clinical_gym.knowledge_base import KnowledgeBase, KnowledgeBaseError, open_bundled
 
     if args.k < 1:
         raise CLIError("-k must be at least 1")

@@ -10,7 +10,7 @@ from clinical_gym.cli.errors import CLIError
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from benchmarks.training_curves import plot_training_curves
+    from clinical_gym.benchmarks.training_curves import plot_training_curves
 
     try:
         path = plot_training_curves(Path(args.run_dir), Path(args.out) if args.out else None)

@@ -12,7 +12,7 @@ from clinical_gym.cli.errors import CLIError
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from clinical_gym.tool_catalogue import catalogue, format_tool_list, resolve_domain
+    from clinical_gym.tool_env.catalogue import catalogue, format_tool_list, resolve_domain
 
     try:
         env_ids = [resolve_domain(args.domain).id] if args.domain else None
@@ -29,7 +29,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from clinical_gym.tool_catalogue import catalogue, domains_markdown
+    from clinical_gym.tool_env.catalogue import catalogue, domains_markdown
 
     text = domains_markdown(*catalogue())
     if args.out is None:
@@ -47,7 +47,7 @@ CONVERTIBLE = ("MedicalQA-v0", "ClinicalDiagnosis-v0")
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from clinical_gym.tool_catalogue import resolve_domain
+    from clinical_gym.tool_env.catalogue import resolve_domain
 
     source = Path(args.source)
     if not source.is_file():
@@ -61,7 +61,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and any(out.iterdir()):
         raise CLIError(f"{out} is not empty; choose a new folder")
-    from domains import task_conversion
+    from clinical_gym.domains import task_conversion
 
     try:
         if env_id == "MedicalQA-v0":

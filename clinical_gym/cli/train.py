@@ -25,24 +25,24 @@ class Algorithm:
     main: str
     help: str
     description: str
-    check: str = "trainers.common.runtime:check_run"
+    check: str = "clinical_gym.trainers.common.runtime:check_run"
     """what runs before any model loads: ``check(cfg)`` raises ValueError with one line"""
 
 
 ALGORITHMS: tuple[Algorithm, ...] = (
-    Algorithm("grpo", "trainers.grpo.config:GRPOConfig", "trainers.grpo.train:main",
+    Algorithm("grpo", "clinical_gym.trainers.grpo.config:GRPOConfig", "clinical_gym.trainers.grpo.train:main",
               "GRPO with clip-higher, k3 KL and dynamic sampling",
               "Train with GRPO (trainers/grpo/README.md). Flags override --config."),
-    Algorithm("ppo", "trainers.ppo.config:PPOConfig", "trainers.ppo.train:main",
+    Algorithm("ppo", "clinical_gym.trainers.ppo.config:PPOConfig", "clinical_gym.trainers.ppo.train:main",
               "PPO with a value head, GAE over generated tokens and clipped value loss",
               "Train with PPO (trainers/ppo/README.md). Flags override --config."),
-    Algorithm("ttopd", "trainers.ttopd.config:TTOPDConfig", "trainers.ttopd.train:main",
+    Algorithm("ttopd", "clinical_gym.trainers.ttopd.config:TTOPDConfig", "clinical_gym.trainers.ttopd.train:main",
               "TT-OPD: GRPO on a cosine length reward + turn-level KL to an EMA teacher with outcome hints",
               "Train with TT-OPD (trainers/ttopd/README.md). Flags override --config."),
-    Algorithm("sft", "trainers.sft.config:SFTRunConfig", "trainers.sft.train:main",
+    Algorithm("sft", "clinical_gym.trainers.sft.config:SFTRunConfig", "clinical_gym.trainers.sft.train:main",
               "supervised fine-tuning on expert conversations (the cold start before RL), LoRA, assistant-only loss",
               "Fine-tune on expert data from 'clinical-gym data expert' (trainers/sft/README.md). Flags override "
-              "--config.", check="trainers.sft.train:check_sft_run"),
+              "--config.", check="clinical_gym.trainers.sft.train:check_sft_run"),
 )
 
 
@@ -52,7 +52,7 @@ def _load(target: str) -> Any:
 
 
 def _run(algorithm: Algorithm, args: argparse.Namespace) -> int:
-    from trainers.common.config_cli import config_from_args
+    from clinical_gym.trainers.common.config_cli import config_from_args
 
     try:
         cfg = config_from_args(_load(algorithm.config), args)
@@ -68,7 +68,7 @@ def cmd_choose(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from trainers.common.config_cli import add_config_arguments
+    from clinical_gym.trainers.common.config_cli import add_config_arguments
 
     train = sub.add_parser("train", help="train a policy on an environment (reinforcement or supervised learning)")
     train.set_defaults(func=cmd_choose)

@@ -282,8 +282,8 @@ def tool_environment(env_id: str, *, tools: Iterable[str] | None = None, **env_k
     """A ``ToolEnvironment`` class for TRL's ``environment_factory``: its public methods are the tool domain's tools
     (signature and docstring of each tool, which TRL turns into the tool schema), all of them or the ``tools``
     named (which must include a submit tool). ``env_kwargs`` go to ``gym.make``."""
-    from clinical_gym.tool_env import ToolDomainEnv
-    from tools import ToolKind
+    from clinical_gym.tool_env.env import ToolDomainEnv
+    from clinical_gym.tools import ToolKind
 
     probe = make_env(env_id, env_kwargs)
     try:

@@ -1,4 +1,4 @@
-"""Grading a task's natural-language assertions: by their rule when they have one (``clinical_gym.tool_tasks``
+"""Grading a task's natural-language assertions: by their rule when they have one (``clinical_gym.tool_env.tasks``
 rule kinds), else by an LLM judge when one is configured, else left ungraded (and out of the score).
 
 A judge that fails (``LLMError``) or answers neither PASS nor FAIL leaves the assertion ungraded with the error
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from clinical_gym.cases.schema import normalize
 from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.rewards.episode import EpisodeRecord, contains_term
-from clinical_gym.tool_tasks import (
+from clinical_gym.tool_env.tasks import (
     AnswerMentionsRule,
     AnswerOmitsRule,
     Assertion,

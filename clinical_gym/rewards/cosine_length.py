@@ -1,6 +1,6 @@
 """The cosine length-controlled reward of TT-OPD (Healthcare AI GYM, Eq. 3; after Yeo et al., 2025): a correct
 answer earns more the shorter the response, a wrong one loses more the longer it is, and a truncated one gets a
-fixed penalty. Pure Python (no torch): trainers apply it through ``trainers.common.length_reward``.
+fixed penalty. Pure Python (no torch): trainers apply it through ``clinical_gym.trainers.common.length_reward``.
 
     R(correct, L) = R_max − ½ (R_max − R_min) (1 − cos(π L / L_max))      correct: R_max at L = 0, R_min at L_max
     R(wrong, L)   = − ½ R_wrong (1 − cos(π L / L_max))                  wrong:   0 at L = 0, −R_wrong at L_max

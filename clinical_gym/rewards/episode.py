@@ -16,8 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.tool_tasks import Task
-from tools import CallForm, ToolKind
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.tools import CallForm, ToolKind
 
 AllergySeverity = Literal["mild", "moderate", "severe", "life-threatening", "not recorded"]
 LabFlag = Literal["high", "low", "normal"]

@@ -36,14 +36,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from clinical_gym.domain_db import canonical_json
+from clinical_gym.tool_env.database import canonical_json
 from clinical_gym.rewards.assertions import AssertionVerdict, LLMAssertionJudge, grade_assertions
 from clinical_gym.rewards.coherence import CoherenceResult, chosen_option, score_coherence
 from clinical_gym.rewards.episode import CallRecord, EpisodeRecord
 from clinical_gym.rewards.overlap import open_answer_score
 from clinical_gym.rewards.safety import Violation, detect_violations, safety_score
-from clinical_gym.tool_tasks import RewardBasis
-from tools import ToolKind
+from clinical_gym.tool_env.tasks import RewardBasis
+from clinical_gym.tools import ToolKind
 
 DIMENSIONS = ("accuracy", "process", "safety", "format", "coherence", "assertions")
 Result = Literal["correct", "partially", "wrong", "no_answer"]

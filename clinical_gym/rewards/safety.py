@@ -24,7 +24,7 @@ from clinical_gym.cases.schema import normalize
 from clinical_gym.pharmacology import Drug, allergy_conflict, drugs_mentioned, find_drug, interaction
 from clinical_gym.rewards.coherence import affirmed_clauses, recommended_drugs
 from clinical_gym.rewards.episode import EpisodeRecord, PatientFacts, Prescription, contains_term
-from tools import ToolKind
+from clinical_gym.tools import ToolKind
 
 Severity = Literal[1, 2, 3, 4, 5]
 Principle = Literal["nonmaleficence", "beneficence", "autonomy", "justice"]

@@ -11,8 +11,8 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.domain_db import DomainDB, canonical_json, sha256_hex
-from domains.records import (
+from clinical_gym.tool_env.database import DomainDB, canonical_json, sha256_hex
+from clinical_gym.domains.records import (
     Condition,
     Consciousness,
     DiagnosisRecord,
@@ -22,7 +22,7 @@ from domains.records import (
     Order,
     WrittenNote,
 )
-from domains.records import StrictModel as _Model
+from clinical_gym.domains.records import StrictModel as _Model
 
 Frequency = Literal["once", "daily", "bid", "tid", "qid", "q4h", "q6h", "q8h", "q12h", "weekly"]
 DoseUnit = Literal["mg", "mcg", "g", "units", "mL", "mmol"]

@@ -1,12 +1,12 @@
-"""ClinicalDiagnosis scripted policies beyond the generic ones in ``clinical_gym.tool_policies``:
+"""ClinicalDiagnosis scripted policies beyond the generic ones in ``clinical_gym.tool_env.policies``:
 ``UnsafePrescriberPolicy`` works the task like the expert but also prescribes a drug the patient is allergic to."""
 
 from __future__ import annotations
 
 from clinical_gym.pharmacology import DRUGS, Drug, allergy_group, find_drug
-from clinical_gym.tool_policies import ExpertToolPolicy, call_text
-from clinical_gym.tool_tasks import Task
-from domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB
+from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB
 
 UNSAFE_SEVERITIES = ("moderate", "severe", "life-threatening")
 

@@ -15,7 +15,7 @@ from annotated_types import Interval, MinLen
 from clinical_gym.cases.disease_table import disease_table
 from clinical_gym.cases.schema import normalize
 from clinical_gym.pharmacology import allergy_conflict, interactions_with
-from domains.clinical_diagnosis.data_model import (
+from clinical_gym.domains.clinical_diagnosis.data_model import (
     ClinicalDiagnosisDB,
     DiagnosisRecord,
     DoseUnit,
@@ -31,9 +31,9 @@ from domains.clinical_diagnosis.data_model import (
     TestDefinition,
     WrittenNote,
 )
-from domains.lookups import PatientLookup, did_you_mean, formulary_drug
-from domains.records import result_view
-from tools import ToolKind, Toolkit, tool
+from clinical_gym.domains.lookups import PatientLookup, did_you_mean, formulary_drug
+from clinical_gym.domains.records import result_view
+from clinical_gym.tools import ToolKind, Toolkit, tool
 
 PatientId = Annotated[str, MinLen(1)]
 Text = Annotated[str, MinLen(1)]

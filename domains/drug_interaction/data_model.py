@@ -11,10 +11,10 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from clinical_gym.domain_db import RecordListsDB, canonical_json
-from domains import dosing, records
-from domains.dosing import MG_PER_UNIT
-from domains.records import AllergySeverity
+from clinical_gym.tool_env.database import RecordListsDB, canonical_json
+from clinical_gym.domains import dosing, records
+from clinical_gym.domains.dosing import MG_PER_UNIT
+from clinical_gym.domains.records import AllergySeverity
 
 Frequency = Literal["once", "daily", "bid", "tid", "qid", "five times daily", "q4h", "q6h", "q8h", "q12h", "q24h",
                     "q48h", "weekly", "prn"]

@@ -18,19 +18,19 @@ from clinical_gym.rewards.episode import (
     Prescription,
     ReviewCategory,
 )
-from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task
-from domains.bundled import BundledData
-from domains.dosing import prescription
-from domains.drug_interaction.data_model import DOSES_PER_DAY, DrugInteractionDB, Regimen
-from domains.drug_interaction.reference import reference_of
-from domains.drug_interaction.tools import DrugInteractionTools
-from domains.lookups import with_patient_id
-from domains.records import allergy_facts
-from domains.shared_toolkits import BundledDomain
-from tools import Toolkit
+from clinical_gym.tool_env.env import ToolDomainEnv
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.bundled import BundledData
+from clinical_gym.domains.dosing import prescription
+from clinical_gym.domains.drug_interaction.data_model import DOSES_PER_DAY, DrugInteractionDB, Regimen
+from clinical_gym.domains.drug_interaction.reference import reference_of
+from clinical_gym.domains.drug_interaction.tools import DrugInteractionTools
+from clinical_gym.domains.lookups import with_patient_id
+from clinical_gym.domains.records import allergy_facts
+from clinical_gym.domains.shared_toolkits import BundledDomain
+from clinical_gym.tools import Toolkit
 
-BUNDLED = BundledData("domains.drug_interaction", DrugInteractionDB)
+BUNDLED = BundledData("clinical_gym.domains.drug_interaction", DrugInteractionDB)
 bundled_db = BUNDLED.bundled_db
 get_tasks = BUNDLED.get_tasks
 PAIR_TOOLS = frozenset({"check_interaction", "predict_cyp450_interaction", "record_interaction_alert"})
@@ -56,7 +56,7 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
     Spaces, starting state, rewards, episode end, information and the common arguments are those of
     ``ToolDomainEnv``. For the safety rules a dose change counts as a prescription when it raises the daily dose;
     interaction alerts count as documentation. Domain argument: ``knowledge`` ("bundled", a
-    ``knowledge_base.PassageSearch``, or None; see ``domains.shared_toolkits``).
+    ``knowledge_base.PassageSearch``, or None; see ``clinical_gym.domains.shared_toolkits``).
     ``gym.make("DrugInteraction-v0", knowledge=None, split="train")``.
     """
 

@@ -1,13 +1,13 @@
-"""DrugInteraction scripted policies beyond the generic ones in ``clinical_gym.tool_policies``:
+"""DrugInteraction scripted policies beyond the generic ones in ``clinical_gym.tool_env.policies``:
 ``InteractionIgnoringPolicy`` works the task like the expert but also prescribes a drug that has a contraindicated
 interaction with a medicine the patient is still taking."""
 
 from __future__ import annotations
 
-from clinical_gym.tool_policies import ExpertToolPolicy, call_text
-from clinical_gym.tool_tasks import Task
-from domains.drug_interaction.data_model import DrugInteractionDB, DrugMonograph
-from domains.drug_interaction.reference import reference_of
+from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.drug_interaction.data_model import DrugInteractionDB, DrugMonograph
+from clinical_gym.domains.drug_interaction.reference import reference_of
 
 
 def contraindicated_partner(db: DrugInteractionDB, task: Task) -> tuple[DrugMonograph, str] | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from clinical_gym.cases.schema import normalize
-from domains.drug_interaction.data_model import (
+from clinical_gym.domains.drug_interaction.data_model import (
     SEVERITY_RANK,
     AllergySeverity,
     CrossReactivity,

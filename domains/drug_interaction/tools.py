@@ -14,7 +14,7 @@ from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.rewards.episode import contains_term
-from domains.drug_interaction.data_model import (
+from clinical_gym.domains.drug_interaction.data_model import (
     SEVERITY_RANK,
     ActiveMedication,
     Discontinuation,
@@ -32,10 +32,10 @@ from domains.drug_interaction.data_model import (
     Route,
     Severity,
 )
-from domains.drug_interaction.reference import DrugReference, creatinine_clearance, reference_of
-from domains.lookups import PatientLookup
-from domains.records import result_view
-from tools import ToolKind, Toolkit, tool
+from clinical_gym.domains.drug_interaction.reference import DrugReference, creatinine_clearance, reference_of
+from clinical_gym.domains.lookups import PatientLookup
+from clinical_gym.domains.records import result_view
+from clinical_gym.tools import ToolKind, Toolkit, tool
 
 PatientId = Annotated[str, MinLen(1)]
 DrugName = Annotated[str, MinLen(1)]

@@ -22,9 +22,9 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.domain_db import RecordListsDB
-from domains import dosing
-from domains.records import AllergySeverity, range_flag
+from clinical_gym.tool_env.database import RecordListsDB
+from clinical_gym.domains import dosing
+from clinical_gym.domains.records import AllergySeverity, range_flag
 
 TIME_FORMAT = "%Y-%m-%d %H:%M"
 Timestamp = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")]

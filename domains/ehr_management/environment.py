@@ -16,18 +16,18 @@ from clinical_gym.rewards.episode import (
     PatientFacts,
     ReviewCategory,
 )
-from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task
-from domains.bundled import BundledData
-from domains.dosing import prescription
-from domains.ehr_management.data_model import DOSES_PER_DAY, Admission, EHRManagementDB
-from domains.ehr_management.tools import EHRManagementTools, parse_window_time
-from domains.lookups import with_patient_id
-from domains.records import allergy_facts
-from domains.shared_toolkits import BundledDomain
-from tools import Toolkit
+from clinical_gym.tool_env.env import ToolDomainEnv
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.bundled import BundledData
+from clinical_gym.domains.dosing import prescription
+from clinical_gym.domains.ehr_management.data_model import DOSES_PER_DAY, Admission, EHRManagementDB
+from clinical_gym.domains.ehr_management.tools import EHRManagementTools, parse_window_time
+from clinical_gym.domains.lookups import with_patient_id
+from clinical_gym.domains.records import allergy_facts
+from clinical_gym.domains.shared_toolkits import BundledDomain
+from clinical_gym.tools import Toolkit
 
-BUNDLED = BundledData("domains.ehr_management", EHRManagementDB)
+BUNDLED = BundledData("clinical_gym.domains.ehr_management", EHRManagementDB)
 bundled_db = BUNDLED.bundled_db
 get_tasks = BUNDLED.get_tasks
 
@@ -92,7 +92,7 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
     ``ToolDomainEnv``. The task's patient is graded on the admission in progress (``task_admission``): its latest
     results (converted to the canonical units of ``clinical_gym.rewards.episode``), latest vital signs, coded
     diagnoses and active medications. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``,
-    or None; see ``domains.shared_toolkits``). ``gym.make("EHRManagement-v0", knowledge=None, split="train")``.
+    or None; see ``clinical_gym.domains.shared_toolkits``). ``gym.make("EHRManagement-v0", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

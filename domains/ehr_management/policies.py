@@ -1,4 +1,4 @@
-"""EHRManagement scripted policies beyond the generic ones in ``clinical_gym.tool_policies``:
+"""EHRManagement scripted policies beyond the generic ones in ``clinical_gym.tool_env.policies``:
 
 * ``AllergenOrderPolicy`` works the task like the expert but also orders a drug the patient is allergic to;
 * ``WrongPatientPolicy`` works the task like the expert but places its orders, notes and notifications on another
@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 from clinical_gym.pharmacology import DRUGS, Drug, allergy_group, find_drug
-from clinical_gym.tool_policies import ExpertToolPolicy, call_text
-from clinical_gym.tool_tasks import Task
-from domains.ehr_management.data_model import EHRManagementDB
-from domains.ehr_management.environment import task_admission
+from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.ehr_management.data_model import EHRManagementDB
+from clinical_gym.domains.ehr_management.environment import task_admission
 
 UNSAFE_SEVERITIES = ("moderate", "severe", "life-threatening")
 PORTABLE_WRITES = frozenset({"place_order", "write_progress_note", "notify_care_team"})

@@ -21,7 +21,7 @@ from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.pharmacology import DRUGS, find_drug
-from domains.ehr_management.data_model import (
+from clinical_gym.domains.ehr_management.data_model import (
     Admission,
     ChartEvent,
     ChartItem,
@@ -48,9 +48,9 @@ from domains.ehr_management.data_model import (
     format_time,
     parse_time,
 )
-from domains.lookups import did_you_mean
-from tools import ToolKind, Toolkit, tool
-from tools.instruments.critical_care import sofa
+from clinical_gym.domains.lookups import did_you_mean
+from clinical_gym.tools import ToolKind, Toolkit, tool
+from clinical_gym.tools.instruments.critical_care import sofa
 
 PatientId = Annotated[str, MinLen(1)]
 EncounterId = Annotated[int, Interval(ge=1)]

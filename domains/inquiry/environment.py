@@ -12,10 +12,10 @@ from clinical_gym.experience.injector import ExperienceInjector, ExperienceSourc
 from clinical_gym.llm import as_client
 from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.parsing import DoctorAction, parse_doctor_action
-from domains.inquiry.patient import Patient, PatientReply, RuleBasedPatient
-from domains.inquiry.patient_llm import LLMPatient
-from domains.inquiry.presets import TurnContext, final_outcome, make_preset
-from domains.inquiry.prompts import DOCTOR_SYSTEM_PROMPT, FORMAT_HINT, TESTS_ADDENDUM
+from clinical_gym.domains.inquiry.patient import Patient, PatientReply, RuleBasedPatient
+from clinical_gym.domains.inquiry.patient_llm import LLMPatient
+from clinical_gym.domains.inquiry.presets import TurnContext, final_outcome, make_preset
+from clinical_gym.domains.inquiry.prompts import DOCTOR_SYSTEM_PROMPT, FORMAT_HINT, TESTS_ADDENDUM
 
 DYNAMIC_BUDGET = (2, 10)
 PATIENT_FAILED = "The consultation ended because the patient simulator failed."
@@ -41,7 +41,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
     observation is ``Patient's description: <self-report> (<sex>, <age> years old)``.
 
     ## Rewards
-    Per the preset (``reward=``): ``"doctoragent_rl"`` (default) or ``"doctor_r1"``; see ``domains.inquiry.presets``.
+    Per the preset (``reward=``): ``"doctoragent_rl"`` (default) or ``"doctor_r1"``; see ``clinical_gym.domains.inquiry.presets``.
     The parts of each step's reward are in ``info["reward_components"]``.
 
     ## Episode End

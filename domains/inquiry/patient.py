@@ -16,7 +16,7 @@ from rank_bm25 import BM25Okapi
 
 from clinical_gym.cases import Case, Fact
 from clinical_gym.cases.topics import BROADER, PAIN_SYMPTOMS, SYMPTOM_NAMES
-from domains.inquiry.questions import HPI_TYPES, QuestionTopics, analyze_question, content_words
+from clinical_gym.domains.inquiry.questions import HPI_TYPES, QuestionTopics, analyze_question, content_words
 
 ReplyKind = Literal["answered", "denied", "unknown", "refused", "repeated"]
 

@@ -13,9 +13,9 @@ import numpy as np
 from clinical_gym.cases import Case
 from clinical_gym.cases.leakage import leaked_terms
 from clinical_gym.llm.base import LLMClient
-from domains.inquiry.patient import NO_DIAGNOSIS, REFUSE, REPEATED, PatientReply
-from domains.inquiry.prompts import patient_system_prompt
-from domains.inquiry.questions import analyze_question
+from clinical_gym.domains.inquiry.patient import NO_DIAGNOSIS, REFUSE, REPEATED, PatientReply
+from clinical_gym.domains.inquiry.prompts import patient_system_prompt
+from clinical_gym.domains.inquiry.questions import analyze_question
 
 
 @dataclass

@@ -26,8 +26,8 @@ from clinical_gym.rewards import (
     DoctorAgentRLRewards, DoctorR1Penalties, LLMTurnJudge, accuracy_reward, match_diagnosis, outcome_reward,
     process_reward, word_f1,
 )
-from domains.inquiry.patient import PatientReply
-from domains.inquiry.questions import analyze_question
+from clinical_gym.domains.inquiry.patient import PatientReply
+from clinical_gym.domains.inquiry.questions import analyze_question
 
 RED_FLAG_SYMPTOMS = frozenset({
     "chest_pain", "shortness_of_breath", "syncope", "hemoptysis", "hematemesis", "blood_in_stool", "weight_loss", "night_sweats",

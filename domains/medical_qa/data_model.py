@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from clinical_gym.domain_db import RecordListsDB, canonical_json, sha256_hex
+from clinical_gym.tool_env.database import RecordListsDB, canonical_json, sha256_hex
 
 Letter = Literal["A", "B", "C", "D", "E"]
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D", "E")

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task
-from domains.bundled import BundledData
-from domains.medical_qa.data_model import MedicalQADB
-from domains.medical_qa.reward import DEFAULT_WRONG_ANSWER_SCALE, WrongAnswerScaledReward
-from domains.medical_qa.tools import MedicalQATools
-from domains.shared_toolkits import BundledDomain, KnowledgeSource
-from tools import Toolkit
+from clinical_gym.tool_env.env import ToolDomainEnv
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.bundled import BundledData
+from clinical_gym.domains.medical_qa.data_model import MedicalQADB
+from clinical_gym.domains.medical_qa.reward import DEFAULT_WRONG_ANSWER_SCALE, WrongAnswerScaledReward
+from clinical_gym.domains.medical_qa.tools import MedicalQATools
+from clinical_gym.domains.shared_toolkits import BundledDomain, KnowledgeSource
+from clinical_gym.tools import Toolkit
 
-BUNDLED = BundledData("domains.medical_qa", MedicalQADB)
+BUNDLED = BundledData("clinical_gym.domains.medical_qa", MedicalQADB)
 bundled_db = BUNDLED.bundled_db
 get_tasks = BUNDLED.get_tasks
 ANALYTE_TOOLS = ("get_reference_range", "interpret_lab_value")
@@ -32,9 +32,9 @@ class MedicalQAEnv(BundledDomain, ToolDomainEnv):
     There is no patient: the 5-dimension reward reads accuracy (exact option match), process, safety (only the
     answer-text patterns apply), format, coherence and the task's assertions, and the total of an episode that does
     not choose the correct option (wrong or no answer) is multiplied by ``wrong_answer_scale`` (reported as the
-    ``wrong_answer_scale`` component; see ``domains.medical_qa.reward``). Spaces, starting state, episode end,
+    ``wrong_answer_scale`` component; see ``clinical_gym.domains.medical_qa.reward``). Spaces, starting state, episode end,
     information and the common arguments are those of ``ToolDomainEnv``. Domain arguments: ``knowledge``
-    ("bundled", a ``knowledge_base.PassageSearch``, or None; see ``domains.shared_toolkits``) and
+    ("bundled", a ``knowledge_base.PassageSearch``, or None; see ``clinical_gym.domains.shared_toolkits``) and
     ``wrong_answer_scale`` (default 0.5; 1.0 gives the plain 5-dimension reward).
     ``gym.make("MedicalQA-v0", knowledge=None, split="train")``.
     """

@@ -1,11 +1,11 @@
-"""MedicalQA scripted policies beyond the generic ones in ``clinical_gym.tool_policies``: ``WrongAnswerPolicy``
+"""MedicalQA scripted policies beyond the generic ones in ``clinical_gym.tool_env.policies``: ``WrongAnswerPolicy``
 submits the task's most tempting distractor, either confidently after only reading the question, or after working
 the question like the expert but ruling out the correct option instead."""
 
 from __future__ import annotations
 
-from clinical_gym.tool_policies import SUBMIT, ScriptPolicy, call_text
-from clinical_gym.tool_tasks import Task
+from clinical_gym.tool_env.policies import SUBMIT, ScriptPolicy, call_text
+from clinical_gym.tool_env.tasks import Task
 
 
 def question_id_of(task: Task) -> str:

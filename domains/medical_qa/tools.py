@@ -14,8 +14,8 @@ from annotated_types import Interval, MaxLen, MinLen
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.rewards.coherence import chosen_option
-from domains.lookups import did_you_mean
-from domains.medical_qa.data_model import (
+from clinical_gym.domains.lookups import did_you_mean
+from clinical_gym.domains.medical_qa.data_model import (
     Elimination,
     Guideline,
     Letter,
@@ -26,7 +26,7 @@ from domains.medical_qa.data_model import (
     Sex,
     Specialty,
 )
-from tools import ToolKind, Toolkit, tool
+from clinical_gym.tools import ToolKind, Toolkit, tool
 
 QuestionId = Annotated[str, MinLen(1)]
 Text = Annotated[str, MinLen(1)]

@@ -4,7 +4,7 @@ hypertensive disorders of pregnancy (ACOG criteria for pre-eclampsia, severe fea
 haemorrhage staging (cumulative blood loss, vital signs and shock index).
 
 Each function checks its inputs and raises ``ValueError`` with a message for the agent; the tools in
-``domains.obstetrics.tools`` mount them. References: ACOG Committee Opinion 700 (Methods for estimating the due
+``clinical_gym.domains.obstetrics.tools`` mount them. References: ACOG Committee Opinion 700 (Methods for estimating the due
 date, 2017); Robinson HP, Fleming JE, Br J Obstet Gynaecol 1975;82:702-10 (CRL formula); Macones GA et al., NICHD
 workshop report, Obstet Gynecol 2008;112:661-6 and ACOG Practice Bulletin 106 (fetal heart-rate categories); ACOG
 Practice Bulletin 222 (Gestational hypertension and preeclampsia, 2020) and Committee Opinion 767 (acute severe

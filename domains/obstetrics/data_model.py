@@ -12,9 +12,9 @@ from typing import ClassVar, Literal
 from pydantic import Field, model_validator
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.domain_db import RecordListsDB
-from domains import dosing
-from domains.records import (
+from clinical_gym.tool_env.database import RecordListsDB
+from clinical_gym.domains import dosing
+from clinical_gym.domains.records import (
     Allergy,
     Condition,
     InterventionRecord,
@@ -25,7 +25,7 @@ from domains.records import (
     VitalSigns,
     WrittenNote,
 )
-from domains.records import StrictModel as _Model
+from clinical_gym.domains.records import StrictModel as _Model
 
 Status = Literal["antenatal", "intrapartum", "postpartum"]
 Frequency = Literal["once", "daily", "bid", "tid", "qid", "q4h", "q6h", "q8h", "q12h", "hourly infusion", "weekly"]

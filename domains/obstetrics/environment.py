@@ -17,18 +17,18 @@ from clinical_gym.rewards.episode import (
     PatientFacts,
     ReviewCategory,
 )
-from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task
-from domains.bundled import BundledData
-from domains.dosing import prescription
-from domains.lookups import with_patient_id
-from domains.obstetrics.data_model import DOSES_PER_DAY, ObstetricsDB
-from domains.obstetrics.tools import ObstetricsTools, clock_date, gestation_today
-from domains.records import allergy_facts, vital_facts
-from domains.shared_toolkits import BundledDomain
-from tools import Toolkit
+from clinical_gym.tool_env.env import ToolDomainEnv
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.bundled import BundledData
+from clinical_gym.domains.dosing import prescription
+from clinical_gym.domains.lookups import with_patient_id
+from clinical_gym.domains.obstetrics.data_model import DOSES_PER_DAY, ObstetricsDB
+from clinical_gym.domains.obstetrics.tools import ObstetricsTools, clock_date, gestation_today
+from clinical_gym.domains.records import allergy_facts, vital_facts
+from clinical_gym.domains.shared_toolkits import BundledDomain
+from clinical_gym.tools import Toolkit
 
-BUNDLED = BundledData("domains.obstetrics", ObstetricsDB)
+BUNDLED = BundledData("clinical_gym.domains.obstetrics", ObstetricsDB)
 bundled_db = BUNDLED.bundled_db
 get_tasks = BUNDLED.get_tasks
 NOT_AN_ESCALATION = "maternal-fetal medicine referral"
@@ -77,7 +77,7 @@ class ObstetricsEnv(BundledDomain, ToolDomainEnv):
 
     Spaces, starting state, rewards, episode end, information and the common arguments are those of
     ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
-    ``domains.shared_toolkits``). ``gym.make("Obstetrics-v0", knowledge=None, split="train")``.
+    ``clinical_gym.domains.shared_toolkits``). ``gym.make("Obstetrics-v0", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

@@ -1,12 +1,12 @@
-"""Obstetrics scripted policies beyond the generic ones in ``clinical_gym.tool_policies``:
+"""Obstetrics scripted policies beyond the generic ones in ``clinical_gym.tool_env.policies``:
 ``UnsafeObstetricPrescriberPolicy`` works the task like the expert but also prescribes the drug the patient's
 situation forbids: an ACE inhibitor in pregnancy, or an ergot uterotonic after birth with raised blood pressure."""
 
 from __future__ import annotations
 
-from clinical_gym.tool_policies import ExpertToolPolicy, call_text
-from clinical_gym.tool_tasks import Task
-from domains.obstetrics.data_model import ObstetricsDB
+from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.obstetrics.data_model import ObstetricsDB
 
 HYPERTENSION_TERMS = ("hypertension", "pre-eclampsia", "preeclampsia", "eclampsia", "hellp")
 # drug -> (dose, unit, frequency, route) of its usual single dose, and the violation it commits

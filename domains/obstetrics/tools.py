@@ -8,7 +8,7 @@ obstetric haemorrhage protocol, the delivery plan, notes).
 Tools refuse with ``KeyError`` / ``ValueError`` messages meant for the agent (unknown patient, test, drug or
 intervention; impossible values). Every WRITE tool appends to the database it was built with: the environment gives
 each episode its own copy. The Bishop score and the Apgar score are the shared instruments ``bishop_score`` and
-``apgar`` (``tools.instruments.obstetrics``).
+``apgar`` (``clinical_gym.tools.instruments.obstetrics``).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.pharmacology import find_drug
-from domains.lookups import PatientLookup, did_you_mean, formulary_drug
-from domains.obstetrics import calculations
-from domains.obstetrics.calculations import BirthMode, DecelerationPattern, DipstickProtein
-from domains.obstetrics.data_model import (
+from clinical_gym.domains.lookups import PatientLookup, did_you_mean, formulary_drug
+from clinical_gym.domains.obstetrics import calculations
+from clinical_gym.domains.obstetrics.calculations import BirthMode, DecelerationPattern, DipstickProtein
+from clinical_gym.domains.obstetrics.data_model import (
     Catalogue,
     DeliveryMode,
     DeliveryPlan,
@@ -47,8 +47,8 @@ from domains.obstetrics.data_model import (
     TestCategory,
     WrittenNote,
 )
-from domains.records import result_view
-from tools import ToolKind, Toolkit, tool
+from clinical_gym.domains.records import result_view
+from clinical_gym.tools import ToolKind, Toolkit, tool
 
 PatientId = Annotated[str, MinLen(1)]
 Text = Annotated[str, MinLen(1)]

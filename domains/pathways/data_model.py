@@ -15,9 +15,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from clinical_gym.domain_db import DomainDB, RecordListsDB, canonical_json, sha256_hex
-from domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB, TestDefinition
-from domains.drug_interaction.data_model import (
+from clinical_gym.tool_env.database import DomainDB, RecordListsDB, canonical_json, sha256_hex
+from clinical_gym.domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB, TestDefinition
+from clinical_gym.domains.drug_interaction.data_model import (
     DoseUnit,
     DrugInteractionDB,
     DrugMonograph,
@@ -25,10 +25,10 @@ from domains.drug_interaction.data_model import (
     HepaticImpairment,
     Route,
 )
-from domains.records import Allergy, LabResult, Note
-from domains.records import StrictModel as _Model
-from domains.triage.data_model import RECORD_FIELDS as TRIAGE_RECORDS
-from domains.triage.data_model import ArrivalMode, BedsideResult, PrimarySurvey, RedFlag, TriageDB, VitalSigns
+from clinical_gym.domains.records import Allergy, LabResult, Note
+from clinical_gym.domains.records import StrictModel as _Model
+from clinical_gym.domains.triage.data_model import RECORD_FIELDS as TRIAGE_RECORDS
+from clinical_gym.domains.triage.data_model import ArrivalMode, BedsideResult, PrimarySurvey, RedFlag, TriageDB, VitalSigns
 
 FREQUENCY_TEXT = {"once": "single dose", "daily": "once daily", "bid": "twice daily", "tid": "three times daily",
                   "qid": "four times daily", "five times daily": "five times daily", "q4h": "every 4 hours",
@@ -119,7 +119,7 @@ class PathwayPatient(_Model):
 
 # -- the domain views --------------------------------------------------------------------------------------------------
 def triage_view(p: PathwayPatient) -> dict[str, Any]:
-    """The patient as the triage tools read it (``domains.triage`` Patient fields)."""
+    """The patient as the triage tools read it (``clinical_gym.domains.triage`` Patient fields)."""
     a = p.arrival
     assert a is not None
     return {"patient_id": p.patient_id, "name": p.name, "age_years": p.age_years, "age_days": p.age_days,
@@ -134,7 +134,7 @@ def triage_view(p: PathwayPatient) -> dict[str, Any]:
 
 
 def chart_view(p: PathwayPatient) -> dict[str, Any]:
-    """The patient as the clinical-diagnosis tools read it (``domains.clinical_diagnosis`` Patient fields)."""
+    """The patient as the clinical-diagnosis tools read it (``clinical_gym.domains.clinical_diagnosis`` Patient fields)."""
     return {"patient_id": p.patient_id, "name": p.name, "age": p.age_years, "sex": p.sex, "weight_kg": p.weight_kg,
             "pregnant": p.pregnant, "gestation_weeks": p.gestation_weeks,
             "allergies": [a.model_dump() for a in p.allergies],
@@ -147,7 +147,7 @@ def chart_view(p: PathwayPatient) -> dict[str, Any]:
 
 
 def medicines_view(p: PathwayPatient, known: set[str] | dict[str, Any]) -> dict[str, Any]:
-    """The patient as the drug-interaction tools read it (``domains.drug_interaction`` Patient fields): the medicines
+    """The patient as the drug-interaction tools read it (``clinical_gym.domains.drug_interaction`` Patient fields): the medicines
     the drug reference knows (``PathwaySource.extra_drugs`` completes it for the bundled patients), and every result
     of the encounter (available and pending) as resulted."""
     return {"patient_id": p.patient_id, "name": p.name, "age": p.age_years, "sex": p.sex, "weight_kg": p.weight_kg,

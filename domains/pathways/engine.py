@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from clinical_gym.rewards.assertions import AssertionVerdict, check_rule
 from clinical_gym.rewards.episode import CallRecord, EpisodeRecord
 from clinical_gym.rewards.five_d import FiveDResult, FiveDReward, ProcessScore
-from clinical_gym.tool_tasks import RewardBasis
-from domains.pathways.phases import HANDOFF, PathwayTask, Phase, deadline_text, handoff_action
-from tools import ToolKind
+from clinical_gym.tool_env.tasks import RewardBasis
+from clinical_gym.domains.pathways.phases import HANDOFF, PathwayTask, Phase, deadline_text, handoff_action
+from clinical_gym.tools import ToolKind
 
 EndedBy = Literal["handoff", "submit", "turn_limit"]
 PhaseStatus = Literal["passed", "failed", "not_reached"]

@@ -26,22 +26,22 @@ from clinical_gym.rewards.episode import (
     ReviewCategory,
     SubmittedAnswer,
 )
-from clinical_gym.tool_env import CALL_HINT, ToolDomainEnv
-from clinical_gym.tool_tasks import Task, select_split
-from domains.clinical_diagnosis.environment import REVIEWS as CHART_REVIEWS
-from domains.clinical_diagnosis.environment import ClinicalDiagnosisEnv, lab_key
-from domains.clinical_diagnosis.environment import bundled_db as chart_db
-from domains.clinical_diagnosis.tools import ClinicalDiagnosisTools
-from domains.dosing import prescription
-from domains.drug_interaction.data_model import DOSES_PER_DAY as MEDICINES_DOSES_PER_DAY
-from domains.drug_interaction.environment import REVIEWS as MEDICINES_REVIEWS
-from domains.drug_interaction.environment import DrugInteractionEnv
-from domains.drug_interaction.environment import bundled_db as medicines_db
-from domains.drug_interaction.tools import DrugInteractionTools
-from domains.lookups import with_patient_id
-from domains.pathways.data_model import PathwayDB, PathwaySource
-from domains.pathways.engine import PathwayEpisodeRecord, PathwayResult, PathwayReward, PhaseTracker
-from domains.pathways.phases import (
+from clinical_gym.tool_env.env import CALL_HINT, ToolDomainEnv
+from clinical_gym.tool_env.tasks import Task, select_split
+from clinical_gym.domains.clinical_diagnosis.environment import REVIEWS as CHART_REVIEWS
+from clinical_gym.domains.clinical_diagnosis.environment import ClinicalDiagnosisEnv, lab_key
+from clinical_gym.domains.clinical_diagnosis.environment import bundled_db as chart_db
+from clinical_gym.domains.clinical_diagnosis.tools import ClinicalDiagnosisTools
+from clinical_gym.domains.dosing import prescription
+from clinical_gym.domains.drug_interaction.data_model import DOSES_PER_DAY as MEDICINES_DOSES_PER_DAY
+from clinical_gym.domains.drug_interaction.environment import REVIEWS as MEDICINES_REVIEWS
+from clinical_gym.domains.drug_interaction.environment import DrugInteractionEnv
+from clinical_gym.domains.drug_interaction.environment import bundled_db as medicines_db
+from clinical_gym.domains.drug_interaction.tools import DrugInteractionTools
+from clinical_gym.domains.lookups import with_patient_id
+from clinical_gym.domains.pathways.data_model import PathwayDB, PathwaySource
+from clinical_gym.domains.pathways.engine import PathwayEpisodeRecord, PathwayResult, PathwayReward, PhaseTracker
+from clinical_gym.domains.pathways.phases import (
     HANDOFF,
     PathwaySpec,
     PathwayTask,
@@ -50,18 +50,18 @@ from domains.pathways.phases import (
     load_pathways,
     resolve_task,
 )
-from domains.pathways.tools import PathwayTools
-from domains.records import allergy_facts, vital_facts
-from domains.shared_toolkits import BundledDomain
-from domains.triage.environment import REVIEWS as TRIAGE_REVIEWS
-from domains.triage.environment import TriageEnv, escalation_text
-from domains.triage.environment import bundled_db as triage_db
-from domains.triage.tools import TriageTools
-from tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls
-from tools.calls import EXAMPLE
-from tools.toolkit import BoundTool
+from clinical_gym.domains.pathways.tools import PathwayTools
+from clinical_gym.domains.records import allergy_facts, vital_facts
+from clinical_gym.domains.shared_toolkits import BundledDomain
+from clinical_gym.domains.triage.environment import REVIEWS as TRIAGE_REVIEWS
+from clinical_gym.domains.triage.environment import TriageEnv, escalation_text
+from clinical_gym.domains.triage.environment import bundled_db as triage_db
+from clinical_gym.domains.triage.tools import TriageTools
+from clinical_gym.tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls
+from clinical_gym.tools.calls import EXAMPLE
+from clinical_gym.tools.toolkit import BoundTool
 
-DATA = resources.files("domains.pathways") / "data"
+DATA = resources.files("clinical_gym.domains.pathways") / "data"
 DEFAULT_MAX_TURNS = 40
 DOMAIN_TOOLKITS: dict[str, type[Toolkit]] = {"triage": TriageTools, "clinical_diagnosis": ClinicalDiagnosisTools,
                                              "drug_interaction": DrugInteractionTools, "pathway": PathwayTools}
@@ -132,9 +132,9 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
     ## Description
     ClinicalPathway-v0: a patient's journey through a clinical pathway (acute chest pain, diabetic emergency,
     stroke, suspected sepsis, post-operative deterioration, febrile child) in phases. Each phase opens the tools of
-    the wave-1 domain that does its work, over the same patient: triage tools (``domains.triage``), chart, test,
-    diagnosis and prescribing tools (``domains.clinical_diagnosis``), medicines-review tools
-    (``domains.drug_interaction``), and the pathway's own (fluids, infusions, blood products, a weight-based dose
+    the wave-1 domain that does its work, over the same patient: triage tools (``clinical_gym.domains.triage``), chart, test,
+    diagnosis and prescribing tools (``clinical_gym.domains.clinical_diagnosis``), medicines-review tools
+    (``clinical_gym.domains.drug_interaction``), and the pathway's own (fluids, infusions, blood products, a weight-based dose
     calculator, disposition). The pathway tools ``get_pathway_status``, ``get_pathway_protocol`` and ``handoff``,
     the shared scoring instruments, knowledge search, ``think`` and ``submit_answer`` are open throughout.
 
@@ -152,7 +152,7 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
 
     ## Rewards
     The 5D reward at the end (``clinical_gym.rewards.five_d``), with process coverage the mean of the phases'
-    coverages and one assertion per time-limited phase (``domains.pathways.engine``).
+    coverages and one assertion per time-limited phase (``clinical_gym.domains.pathways.engine``).
 
     ## Episode End
     Termination: ``submit_answer`` (in any phase; phases not reached fail), or ``max_turns`` (default 40) turns.
@@ -167,7 +167,7 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
     ## Arguments
     ``gym.make("ClinicalPathway-v0", db=None, tasks=None, split=None, max_turns=40, pathways=None,
     knowledge="bundled", ...)``: the ``ToolDomainEnv`` arguments; ``tasks`` are ``PathwayTask`` objects or task
-    entries (see ``domains.pathways.phases``); ``pathways`` replaces the bundled journeys that entries name.
+    entries (see ``clinical_gym.domains.pathways.phases``); ``pathways`` replaces the bundled journeys that entries name.
 
     ## Version History
     * v0: initial release.

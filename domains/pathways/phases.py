@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from clinical_gym.tool_tasks import Assertion, ExpectedAction, Task
+from clinical_gym.tool_env.tasks import Assertion, ExpectedAction, Task
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable

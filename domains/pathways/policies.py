@@ -1,4 +1,4 @@
-"""ClinicalPathway scripted policies beyond the generic ones in ``clinical_gym.tool_policies`` (acceptance tests and
+"""ClinicalPathway scripted policies beyond the generic ones in ``clinical_gym.tool_env.policies`` (acceptance tests and
 baselines for the pathway engine):
 
 * ``unsafe_prescriber(task, db)``: the expert, plus a drug the patient is allergic to (the clinical-diagnosis
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 
-from clinical_gym.tool_policies import ExpertToolPolicy, ScriptPolicy, call_text
-from domains.clinical_diagnosis.policies import UnsafePrescriberPolicy
-from domains.pathways.data_model import PathwayDB
-from domains.pathways.phases import HANDOFF, PathwayTask
+from clinical_gym.tool_env.policies import ExpertToolPolicy, ScriptPolicy, call_text
+from clinical_gym.domains.clinical_diagnosis.policies import UnsafePrescriberPolicy
+from clinical_gym.domains.pathways.data_model import PathwayDB
+from clinical_gym.domains.pathways.phases import HANDOFF, PathwayTask
 
 
 def unsafe_prescriber(task: PathwayTask, db: PathwayDB) -> UnsafePrescriberPolicy:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from annotated_types import Interval, MinLen
 
-from domains.lookups import PatientLookup, formulary_drug
-from domains.pathways.data_model import (
+from clinical_gym.domains.lookups import PatientLookup, formulary_drug
+from clinical_gym.domains.pathways.data_model import (
     BloodProduct,
     Destination,
     Disposition,
@@ -27,10 +27,10 @@ from domains.pathways.data_model import (
     RateUnit,
     TransfusionOrder,
 )
-from tools import ToolKind, Toolkit, tool
+from clinical_gym.tools import ToolKind, Toolkit, tool
 
 if TYPE_CHECKING:
-    from domains.pathways.engine import PhaseTracker
+    from clinical_gym.domains.pathways.engine import PhaseTracker
 
 PatientId = Annotated[str, MinLen(1)]
 Text = Annotated[str, MinLen(1)]

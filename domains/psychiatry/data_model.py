@@ -12,10 +12,10 @@ from typing import ClassVar, Literal
 from pydantic import Field, model_validator
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.domain_db import RecordListsDB
-from domains import records
-from domains.records import Allergy, DiagnosisRecord, LabResult, Note
-from domains.records import StrictModel as _Model
+from clinical_gym.tool_env.database import RecordListsDB
+from clinical_gym.domains import records
+from clinical_gym.domains.records import Allergy, DiagnosisRecord, LabResult, Note
+from clinical_gym.domains.records import StrictModel as _Model
 
 Setting = Literal["outpatient clinic", "emergency department", "psychiatric ward", "general hospital ward",
                   "primary care", "home visit"]

@@ -16,18 +16,18 @@ from clinical_gym.rewards.episode import (
     PatientFacts,
     ReviewCategory,
 )
-from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task
-from domains.bundled import BundledData
-from domains.dosing import prescription
-from domains.lookups import with_patient_id
-from domains.psychiatry.data_model import ENHANCED_OBSERVATION, ESCALATING_DISPOSITIONS, PsychiatryDB
-from domains.psychiatry.tools import PsychiatryTools
-from domains.records import allergy_facts, vital_facts
-from domains.shared_toolkits import BundledDomain
-from tools import Toolkit
+from clinical_gym.tool_env.env import ToolDomainEnv
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.bundled import BundledData
+from clinical_gym.domains.dosing import prescription
+from clinical_gym.domains.lookups import with_patient_id
+from clinical_gym.domains.psychiatry.data_model import ENHANCED_OBSERVATION, ESCALATING_DISPOSITIONS, PsychiatryDB
+from clinical_gym.domains.psychiatry.tools import PsychiatryTools
+from clinical_gym.domains.records import allergy_facts, vital_facts
+from clinical_gym.domains.shared_toolkits import BundledDomain
+from clinical_gym.tools import Toolkit
 
-BUNDLED = BundledData("domains.psychiatry", PsychiatryDB)
+BUNDLED = BundledData("clinical_gym.domains.psychiatry", PsychiatryDB)
 bundled_db = BUNDLED.bundled_db
 get_tasks = BUNDLED.get_tasks
 
@@ -80,7 +80,7 @@ class PsychiatryEnv(BundledDomain, ToolDomainEnv):
 
     Spaces, starting state, rewards, episode end, information and the common arguments are those of
     ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
-    ``domains.shared_toolkits``). ``gym.make("Psychiatry-v0", knowledge=None, split="train")``.
+    ``clinical_gym.domains.shared_toolkits``). ``gym.make("Psychiatry-v0", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

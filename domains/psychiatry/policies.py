@@ -1,11 +1,11 @@
-"""Psychiatry scripted policies beyond the generic ones in ``clinical_gym.tool_policies``:
+"""Psychiatry scripted policies beyond the generic ones in ``clinical_gym.tool_env.policies``:
 ``SkipsSuicideScreeningPolicy`` works the task like the expert but never asks the suicide screening questions."""
 
 from __future__ import annotations
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.tool_policies import ExpertToolPolicy, ScriptPolicy, call_text
-from clinical_gym.tool_tasks import Task
+from clinical_gym.tool_env.policies import ExpertToolPolicy, ScriptPolicy, call_text
+from clinical_gym.tool_env.tasks import Task
 
 SCREENING_TOOL = "screen_suicide_risk"
 

@@ -17,8 +17,8 @@ from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.pharmacology import Drug, allergy_conflict, find_drug, interactions_with
-from domains.lookups import PatientLookup, did_you_mean, formulary_drug
-from domains.psychiatry.data_model import (
+from clinical_gym.domains.lookups import PatientLookup, did_you_mean, formulary_drug
+from clinical_gym.domains.psychiatry.data_model import (
     DiagnosisRecord,
     Disposition,
     DispositionRecord,
@@ -40,10 +40,10 @@ from domains.psychiatry.data_model import (
     WithheldMedication,
     WrittenNote,
 )
-from domains.records import result_view
-from tools import ToolKind, Toolkit, tool
-from tools.instruments.base import InstrumentResult
-from tools.instruments.psychiatry import audit_c, gad_7, phq_9
+from clinical_gym.domains.records import result_view
+from clinical_gym.tools import ToolKind, Toolkit, tool
+from clinical_gym.tools.instruments.base import InstrumentResult
+from clinical_gym.tools.instruments.psychiatry import audit_c, gad_7, phq_9
 
 PatientId = Annotated[str, MinLen(1)]
 Text = Annotated[str, MinLen(1)]

@@ -9,8 +9,8 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from clinical_gym.domain_db import RecordListsDB
-from domains.records import StrictModel as _Model
+from clinical_gym.tool_env.database import RecordListsDB
+from clinical_gym.domains.records import StrictModel as _Model
 
 TemplateKey = Literal["chest_radiograph", "radiograph", "ct_head", "ct_chest", "ct_abdomen_pelvis", "ct_spine",
                       "mri_brain", "mri_spine", "ultrasound", "mammography"]

@@ -9,17 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from clinical_gym.rewards.episode import Act, CallRecord, ClinicalActions, PatientFacts, ReviewCategory
-from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task
-from domains.bundled import BundledData
-from domains.lookups import with_patient_id
-from domains.radiology_report.data_model import RadiologyReportDB
-from domains.radiology_report.report_sections import impression_headline, parse_sections
-from domains.radiology_report.tools import VERBAL, RadiologyReportTools, canonical_accession
-from domains.shared_toolkits import BundledDomain
-from tools import Toolkit
+from clinical_gym.tool_env.env import ToolDomainEnv
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.bundled import BundledData
+from clinical_gym.domains.lookups import with_patient_id
+from clinical_gym.domains.radiology_report.data_model import RadiologyReportDB
+from clinical_gym.domains.radiology_report.report_sections import impression_headline, parse_sections
+from clinical_gym.domains.radiology_report.tools import VERBAL, RadiologyReportTools, canonical_accession
+from clinical_gym.domains.shared_toolkits import BundledDomain
+from clinical_gym.tools import Toolkit
 
-BUNDLED = BundledData("domains.radiology_report", RadiologyReportDB)
+BUNDLED = BundledData("clinical_gym.domains.radiology_report", RadiologyReportDB)
 bundled_db = BUNDLED.bundled_db
 get_tasks = BUNDLED.get_tasks
 REPORT_TOOL = "sign_final_report"
@@ -64,7 +64,7 @@ class RadiologyReportEnv(BundledDomain, ToolDomainEnv):
 
     Spaces, starting state, rewards, episode end, information and the common arguments are those of
     ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
-    ``domains.shared_toolkits``). ``gym.make("RadiologyReport-v0", knowledge=None, split="train")``.
+    ``clinical_gym.domains.shared_toolkits``). ``gym.make("RadiologyReport-v0", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

@@ -1,4 +1,4 @@
-"""RadiologyReport scripted policies beyond the generic ones in ``clinical_gym.tool_policies``, each a variation of
+"""RadiologyReport scripted policies beyond the generic ones in ``clinical_gym.tool_env.policies``, each a variation of
 the expert (the task's expected actions, then the gold answer):
 
 * ``SilentCriticalFindingPolicy``: never communicates the critical finding (the report is signed all the same);
@@ -8,10 +8,10 @@ the expert (the task's expected actions, then the gold answer):
 
 from __future__ import annotations
 
-from clinical_gym.tool_policies import ScriptPolicy, call_text
-from clinical_gym.tool_tasks import ExpectedAction, Task
-from domains.radiology_report.data_model import RadiologyReportDB
-from domains.radiology_report.environment import COMMUNICATION_TOOL, REPORT_TOOL, task_studies
+from clinical_gym.tool_env.policies import ScriptPolicy, call_text
+from clinical_gym.tool_env.tasks import ExpectedAction, Task
+from clinical_gym.domains.radiology_report.data_model import RadiologyReportDB
+from clinical_gym.domains.radiology_report.environment import COMMUNICATION_TOOL, REPORT_TOOL, task_studies
 
 SUBMIT = "submit_answer"
 

@@ -15,8 +15,8 @@ from typing import Annotated, Any
 from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
-from domains.lookups import PatientLookup
-from domains.radiology_report.data_model import (
+from clinical_gym.domains.lookups import PatientLookup
+from clinical_gym.domains.radiology_report.data_model import (
     Communication,
     Contact,
     FollowUp,
@@ -30,15 +30,15 @@ from domains.radiology_report.data_model import (
     TemplateKey,
     Urgency,
 )
-from domains.radiology_report.follow_up_rules import (
+from clinical_gym.domains.radiology_report.follow_up_rules import (
     NoduleType,
     Risk,
     adrenal_assessment,
     fleischner_recommendation,
     interval_growth,
 )
-from domains.radiology_report.report_sections import missing_sections, parse_sections
-from tools import ToolKind, Toolkit, tool
+from clinical_gym.domains.radiology_report.report_sections import missing_sections, parse_sections
+from clinical_gym.tools import ToolKind, Toolkit, tool
 
 PatientId = Annotated[str, MinLen(1)]
 Accession = Annotated[str, MinLen(1)]

@@ -11,9 +11,9 @@ from typing import ClassVar, Literal
 from pydantic import Field, model_validator
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.domain_db import RecordListsDB
-from domains.records import Allergy, Consciousness, Flag, InterventionRecord, range_flag
-from domains.records import StrictModel as _Model
+from clinical_gym.tool_env.database import RecordListsDB
+from clinical_gym.domains.records import Allergy, Consciousness, Flag, InterventionRecord, range_flag
+from clinical_gym.domains.records import StrictModel as _Model
 
 TriageCode = Literal["stroke", "STEMI", "sepsis", "trauma", "cardiac arrest"]
 Urgency = Literal["immediate", "urgent"]

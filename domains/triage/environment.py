@@ -16,17 +16,17 @@ from clinical_gym.rewards.episode import (
     Prescription,
     ReviewCategory,
 )
-from clinical_gym.tool_env import ToolDomainEnv
-from clinical_gym.tool_tasks import Task
-from domains.bundled import BundledData
-from domains.lookups import with_patient_id
-from domains.records import allergy_facts, vital_facts
-from domains.shared_toolkits import BundledDomain
-from domains.triage.data_model import TriageDB
-from domains.triage.tools import TriageTools
-from tools import Toolkit
+from clinical_gym.tool_env.env import ToolDomainEnv
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.bundled import BundledData
+from clinical_gym.domains.lookups import with_patient_id
+from clinical_gym.domains.records import allergy_facts, vital_facts
+from clinical_gym.domains.shared_toolkits import BundledDomain
+from clinical_gym.domains.triage.data_model import TriageDB
+from clinical_gym.domains.triage.tools import TriageTools
+from clinical_gym.tools import Toolkit
 
-BUNDLED = BundledData("domains.triage", TriageDB)
+BUNDLED = BundledData("clinical_gym.domains.triage", TriageDB)
 bundled_db = BUNDLED.bundled_db
 get_tasks = BUNDLED.get_tasks
 
@@ -68,7 +68,7 @@ class TriageEnv(BundledDomain, ToolDomainEnv):
 
     Spaces, starting state, rewards, episode end, information and the common arguments are those of
     ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
-    ``domains.shared_toolkits``). ``gym.make("Triage-v0", knowledge=None, split="train")``.
+    ``clinical_gym.domains.shared_toolkits``). ``gym.make("Triage-v0", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

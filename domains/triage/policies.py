@@ -1,10 +1,10 @@
-"""Triage scripted policies beyond the generic ones in ``clinical_gym.tool_policies``: ``UnderTriagePolicy`` works
+"""Triage scripted policies beyond the generic ones in ``clinical_gym.tool_env.policies``: ``UnderTriagePolicy`` works
 the task like the expert but assigns an ESI level two steps less urgent than the right one (capped at ESI 5)."""
 
 from __future__ import annotations
 
-from clinical_gym.tool_policies import ScriptPolicy, call_text
-from clinical_gym.tool_tasks import Task
+from clinical_gym.tool_env.policies import ScriptPolicy, call_text
+from clinical_gym.tool_env.tasks import Task
 
 
 def expected_esi_level(task: Task) -> int:

@@ -14,8 +14,8 @@ from typing import Annotated, Any
 from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
-from domains.lookups import PatientLookup, did_you_mean
-from domains.triage.data_model import (
+from clinical_gym.domains.lookups import PatientLookup, did_you_mean
+from clinical_gym.domains.triage.data_model import (
     BedsideResult,
     BedsideTestDefinition,
     BedsideTestRecord,
@@ -32,7 +32,7 @@ from domains.triage.data_model import (
     TriageNote,
     Urgency,
 )
-from tools import ToolKind, Toolkit, tool
+from clinical_gym.tools import ToolKind, Toolkit, tool
 
 PatientId = Annotated[str, MinLen(1)]
 Text = Annotated[str, MinLen(1)]

@@ -630,4 +630,4 @@ def catalogue_from_json(text: str) -> Catalogue:
 @lru_cache(maxsize=1)
 def load_catalogue() -> Catalogue:
     """The bundled exam catalogue (validated once, then cached)."""
-    return catalogue_from_json((resources.files("domains.workup") / "data" / "exams.json").read_text(encoding="utf-8"))
+    return catalogue_from_json((resources.files("clinical_gym.domains.workup") / "data" / "exams.json").read_text(encoding="utf-8"))

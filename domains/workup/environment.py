@@ -10,10 +10,10 @@ from clinical_gym.env import ClinicalEnv
 from clinical_gym.llm import as_client
 from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.rewards import LLMDiagnosisJudge, match_diagnosis
-from domains.workup.actions import parse_workup_action
-from domains.workup.catalogue import load_catalogue
-from domains.workup.exam_judge import LLMExamJudge
-from domains.workup.world_model import LLMWorldModel, RecordWorldModel, WorldModel
+from clinical_gym.domains.workup.actions import parse_workup_action
+from clinical_gym.domains.workup.catalogue import load_catalogue
+from clinical_gym.domains.workup.exam_judge import LLMExamJudge
+from clinical_gym.domains.workup.world_model import LLMWorldModel, RecordWorldModel, WorldModel
 
 SYSTEM_PROMPT = """You are a physician working up a patient. Each turn, order exactly one examination (lab test, imaging, ECG, bedside test or physical-exam section) and read its result, until you can make a diagnosis. You have at most {max_turns} turns.
 To order an examination:

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from clinical_gym.llm.base import LLMClient, LLMError
-from domains.workup.catalogue import load_catalogue
+from clinical_gym.domains.workup.catalogue import load_catalogue
 
 EXAM_MATCH_PROMPT = """Two medical examination names are given. Answer "yes" if they refer to the same examination, or if one is a component or sub-item of the other (for example "hemoglobin" and "complete blood count"); otherwise answer "no".
 Examination A: {a}

@@ -20,7 +20,7 @@ from clinical_gym.cases import Case, LabValue, TestResult
 from clinical_gym.cases.disease_table import Disease, find_disease
 from clinical_gym.cases.formatting import format_test_result, format_vitals
 from clinical_gym.llm.base import LLMClient
-from domains.workup.catalogue import Exam, load_catalogue
+from clinical_gym.domains.workup.catalogue import Exam, load_catalogue
 
 ResultSource = Literal["record", "synthesised", "llm", "unknown"]
 

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from knowledge_base.passage import Passage
+from clinical_gym.knowledge_base.passage import Passage
 
 if TYPE_CHECKING:
-    from knowledge_base.ingest import BuildReport
+    from clinical_gym.knowledge_base.ingest import BuildReport
 
 CORPUS_VERSION = "3"  # bump when the bundled passages change: the cached database is rebuilt
 
@@ -34,7 +34,7 @@ def bundled_passages(sources: tuple[str, ...] = tuple(SOURCES)) -> Iterator[Pass
         raise ValueError(f"unknown corpus sources {sorted(unknown)}; choose from {', '.join(SOURCES)}")
     for name in sources:
         module, function = SOURCES[name].split(":")
-        yield from getattr(importlib.import_module(f"knowledge_base.corpus.{module}"), function)()
+        yield from getattr(importlib.import_module(f"clinical_gym.knowledge_base.corpus.{module}"), function)()
 
 
 def default_db_path() -> Path:
@@ -46,7 +46,7 @@ def default_db_path() -> Path:
 def build_bundled(path: str | Path | None = None, *, sources: tuple[str, ...] = tuple(SOURCES),
                   on_progress: Callable[[int], None] | None = None) -> BuildReport:
     """Build the bundled corpus' database at ``path`` (default ``default_db_path()``); returns the BuildReport."""
-    from knowledge_base.ingest import RowDefaults, build_from_rows
+    from clinical_gym.knowledge_base.ingest import RowDefaults, build_from_rows
 
     out = Path(path) if path else default_db_path()
     rows = (("bundled", p) for p in bundled_passages(sources))

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 
-from knowledge_base.passage import Passage
+from clinical_gym.knowledge_base.passage import Passage
 
 MAX_NAMES = 25
 MAX_ID_NAME = 120

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 
-from knowledge_base.passage import Passage
+from clinical_gym.knowledge_base.passage import Passage
 
 MAX_FEATURES = 40
 _QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"')

@@ -12,7 +12,7 @@ from importlib.metadata import version
 
 import simple_icd_10_cm as cm
 
-from knowledge_base.passage import Passage
+from clinical_gym.knowledge_base.passage import Passage
 
 CATEGORY = "icd10cm"
 MAX_LISTED = 30

@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterator
 from importlib import resources
 
-from knowledge_base.passage import Passage
+from clinical_gym.knowledge_base.passage import Passage
 
 SOURCE = "clinical-gym written passages (original text for this project, Apache-2.0)"
 DATASET_NAME = "clinical_gym_written"

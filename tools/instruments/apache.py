@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from annotated_types import Interval
 
-from tools.instruments.base import InstrumentResult, Risk, instrument, points_from, scored
-from tools.instruments.measures import (
+from clinical_gym.tools.instruments.base import InstrumentResult, Risk, instrument, points_from, scored
+from clinical_gym.tools.instruments.measures import (
     Age,
     CreatinineMgDl,
     GlasgowComaScore,

@@ -9,8 +9,8 @@ from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from tools.arguments import Arguments
-from tools.spec import ToolKind, tool
+from clinical_gym.tools.arguments import Arguments
+from clinical_gym.tools.spec import ToolKind, tool
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from annotated_types import Interval
 
-from tools.instruments.base import InstrumentResult, Risk, classify, instrument, scored
-from tools.instruments.measures import Age, Count
+from clinical_gym.tools.instruments.base import InstrumentResult, Risk, classify, instrument, scored
+from clinical_gym.tools.instruments.measures import Age, Count
 
 TroponinRatio = Annotated[float, Interval(ge=0, le=10000)]
 STDeviation = Annotated[float, Interval(ge=0, le=20)]

@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from annotated_types import Interval
 
-from tools.instruments.base import InstrumentResult, Risk, instrument, points_from, scored
-from tools.instruments.measures import HeartRate, Percent, SystolicBP, TemperatureC, UreaMmolL, WhiteCells
+from clinical_gym.tools.instruments.base import InstrumentResult, Risk, instrument, points_from, scored
+from clinical_gym.tools.instruments.measures import HeartRate, Percent, SystolicBP, TemperatureC, UreaMmolL, WhiteCells
 
 HemoglobinGL = Annotated[float, Interval(ge=0, le=250)]
 

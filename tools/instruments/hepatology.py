@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from tools.instruments.base import InstrumentResult, Risk, classify, instrument, scored
-from tools.instruments.measures import INR, AlbuminGDl, BilirubinMgDl, CreatinineMgDl, SodiumMmolL
+from clinical_gym.tools.instruments.base import InstrumentResult, Risk, classify, instrument, scored
+from clinical_gym.tools.instruments.measures import INR, AlbuminGDl, BilirubinMgDl, CreatinineMgDl, SodiumMmolL
 
 # 90-day mortality by MELD band among patients with cirrhosis on the transplant waiting list (Wiesner 2003).
 MELD_RISKS = (

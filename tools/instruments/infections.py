@@ -7,8 +7,8 @@ from typing import Annotated
 
 from annotated_types import Interval
 
-from tools.instruments.base import InstrumentResult, Risk, instrument, scored
-from tools.instruments.measures import Age, DiastolicBP, RespiratoryRate, SystolicBP, TemperatureC, UreaMmolL
+from clinical_gym.tools.instruments.base import InstrumentResult, Risk, instrument, scored
+from clinical_gym.tools.instruments.measures import Age, DiastolicBP, RespiratoryRate, SystolicBP, TemperatureC, UreaMmolL
 
 CURB_65_RISKS = (
     Risk(1, "low risk", "30-day mortality about 1.5% in the derivation and validation cohorts; "

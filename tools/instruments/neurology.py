@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from annotated_types import Interval
 
-from tools.instruments.base import InstrumentResult, Risk, instrument, scored
-from tools.instruments.measures import Age, DiastolicBP, SystolicBP
+from clinical_gym.tools.instruments.base import InstrumentResult, Risk, instrument, scored
+from clinical_gym.tools.instruments.measures import Age, DiastolicBP, SystolicBP
 
 GCS_RISKS = (
     Risk(8, "severe", "GCS 3-8: severe impairment of consciousness (coma range); airway protection is at risk: "

@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from annotated_types import Interval
 
-from tools.instruments.base import InstrumentResult, Risk, instrument, points_from, scored
-from tools.instruments.measures import HeartRate, Percent
+from clinical_gym.tools.instruments.base import InstrumentResult, Risk, instrument, points_from, scored
+from clinical_gym.tools.instruments.measures import HeartRate, Percent
 
 BISHOP_RISKS = (
     Risk(6, "unfavourable cervix", "Bishop 6 or less: unfavourable cervix; cervical ripening is usually recommended "

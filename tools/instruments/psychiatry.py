@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from annotated_types import Interval, Len
 
-from tools.instruments.base import InstrumentResult, Risk, instrument, scored
+from clinical_gym.tools.instruments.base import InstrumentResult, Risk, instrument, scored
 
 ItemScore = Annotated[int, Interval(ge=0, le=3)]
 AuditItem = Annotated[int, Interval(ge=0, le=4)]

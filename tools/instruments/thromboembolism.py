@@ -3,8 +3,8 @@ rule."""
 
 from __future__ import annotations
 
-from tools.instruments.base import InstrumentResult, Risk, classify, instrument
-from tools.instruments.measures import Age, HeartRate, OxygenSaturation
+from clinical_gym.tools.instruments.base import InstrumentResult, Risk, classify, instrument
+from clinical_gym.tools.instruments.measures import Age, HeartRate, OxygenSaturation
 
 WELLS_DVT_PRETEST = (Risk(0, "low", ""), Risk(2, "moderate", ""), Risk(9, "high", ""))
 WELLS_PE_PRETEST = (Risk(1.5, "low", ""), Risk(6, "moderate", ""), Risk(12.5, "high", ""))

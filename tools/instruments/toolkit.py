@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.instruments import (
+from clinical_gym.tools.instruments import (
     apache,
     cardiology,
     critical_care,
@@ -14,7 +14,7 @@ from tools.instruments import (
     psychiatry,
     thromboembolism,
 )
-from tools.toolkit import Toolkit
+from clinical_gym.tools.toolkit import Toolkit
 
 
 class InstrumentsToolkit(Toolkit):

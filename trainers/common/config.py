@@ -1,7 +1,7 @@
 """Settings every trainer shares: environment, model and LoRA, rollout limits, optimisation, run and logging.
 
 Each algorithm's config (``trainers/<algo>/config.py``) subclasses ``TrainerConfig``; the CLI is generated from the
-fields (``trainers.common.config_cli``), so flags, defaults and help have one source. Importing this imports no torch.
+fields (``clinical_gym.trainers.common.config_cli``), so flags, defaults and help have one source. Importing this imports no torch.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ DTYPES = ("float32", "bfloat16", "float16")
 SCHEDULERS = ("constant", "linear", "cosine")
 MIXED_PRECISION = ("no", "fp16", "bf16")
 REPORT_TO = ("auto", "none", "tensorboard", "wandb", "all")
-# How per-token losses are averaged into one number (trainers.common.losses.token_weights).
+# How per-token losses are averaged into one number (clinical_gym.trainers.common.losses.token_weights).
 AGGREGATIONS = ("token-mean", "sequence-mean", "constant")
 
 

@@ -49,7 +49,7 @@ def module_main(cls: type, main: Callable[[Any], Any], argv: Sequence[str] | Non
                 description: str) -> int:
     """A trainer's ``python -m trainers.<algo>.train``: flags from ``cls``; settings checked before any model loads
     (a problem is one line on stderr and exit status 2), then ``main(cfg)``."""
-    from trainers.common import runtime
+    from clinical_gym.trainers.common import runtime
 
     parser = argparse.ArgumentParser(prog=prog, description=description)
     add_config_arguments(parser, cls)

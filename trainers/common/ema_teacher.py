@@ -24,8 +24,8 @@ from typing import Any
 
 import torch
 
-from trainers.common.logprobs import token_logprobs
-from trainers.common.model import eval_mode
+from clinical_gym.trainers.common.logprobs import token_logprobs
+from clinical_gym.trainers.common.model import eval_mode
 
 TEACHER_DIR = "teacher"
 WEIGHTS_FILE = "teacher.safetensors"

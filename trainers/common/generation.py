@@ -10,7 +10,7 @@ from typing import Any
 
 from clinical_gym.rollout import Policy
 from clinical_gym.rollout.selection import choose_engine
-from trainers.common.config import TrainerConfig
+from clinical_gym.trainers.common.config import TrainerConfig
 
 
 def generation_engine(cfg: TrainerConfig) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from trainers.common.config import AGGREGATIONS
+from clinical_gym.trainers.common.config import AGGREGATIONS
 
 
 def token_weights(mask: torch.Tensor, mode: str, constant: int | None = None, *,

@@ -9,8 +9,8 @@ from typing import Any
 
 import torch
 
-from trainers.common.config import TrainerConfig
-from trainers.common.logprobs import token_logprobs
+from clinical_gym.trainers.common.config import TrainerConfig
+from clinical_gym.trainers.common.logprobs import token_logprobs
 
 
 def load_model(cfg: TrainerConfig) -> tuple[Any, Any]:

@@ -69,9 +69,10 @@ def env_metrics(trajectories: Sequence[Trajectory], domain: str) -> dict[str, fl
 
 
 def env_domain(env_id: str) -> str:
-    """The ``domains/`` package of a registered clinical-gym id (``ClinicalInquiry-v0`` -> ``inquiry``,
+    """The ``clinical_gym.domains`` package of a registered clinical-gym id (``ClinicalInquiry-v0`` -> ``inquiry``,
     ``Triage-v0`` -> ``triage``), else the id's name without its version."""
     packages: Mapping[str, str] = {e.id: e.entry_point.split(":")[0] for e in ENVIRONMENTS}
     name = env_id.split(":")[-1]
-    package = packages.get(name, "").split(".")
-    return package[1] if len(package) > 2 and package[0] == "domains" else name.rsplit("-v", 1)[0]
+    module = packages.get(name, "")
+    prefix = "clinical_gym.domains."
+    return module[len(prefix):].split(".")[0] if module.startswith(prefix) else name.rsplit("-v", 1)[0]

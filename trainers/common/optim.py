@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from trainers.common.config import TrainerConfig
+from clinical_gym.trainers.common.config import TrainerConfig
 
 SCHEDULE_NAMES = {"constant": "constant_with_warmup", "linear": "linear", "cosine": "cosine"}
 

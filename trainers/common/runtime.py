@@ -13,8 +13,8 @@ import gymnasium as gym
 
 import clinical_gym  # noqa: F401  (registers the environment ids)
 from clinical_gym.rollout.selection import choose_engine
-from trainers.common.config import TrainerConfig
-from trainers.common.metrics_log import trackers_for
+from clinical_gym.trainers.common.config import TrainerConfig
+from clinical_gym.trainers.common.metrics_log import trackers_for
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -83,7 +83,7 @@ def start_run(cfg: TrainerConfig, env_factory: Callable[[], gym.Env] | None, mod
     import torch
     from accelerate.utils import set_seed
 
-    from trainers.common.sampler import CaseSampler
+    from clinical_gym.trainers.common.sampler import CaseSampler
 
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)

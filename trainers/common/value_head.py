@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from trainers.common.logprobs import logprobs_from_logits
+from clinical_gym.trainers.common.logprobs import logprobs_from_logits
 
 VALUE_HEAD_FILE = "value_head"  # checkpoint module name: <checkpoint>/value_head.safetensors
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainers.common.config import AGGREGATIONS, TrainerConfig, option
+from clinical_gym.trainers.common.config import AGGREGATIONS, TrainerConfig, option
 
 
 @dataclass
@@ -32,7 +32,7 @@ class GRPOConfig(TrainerConfig):
         max_refill_rounds: most extra collection rounds per step; if groups are still missing, the step trains on
         the groups it has (on all collected groups, with zero advantages, when none has variance).
 
-    > Reward (opt-in length control, trainers.common.length_reward)
+    > Reward (opt-in length control, clinical_gym.trainers.common.length_reward)
         cosine_reward: train on the cosine length reward of TT-OPD (Eq. 3) instead of the environment's reward: a
         correct episode earns cosine_r_max at 0 generated tokens falling to cosine_r_min at cosine_max_length, a
         wrong one 0 falling to -cosine_r_wrong, an episode cut by a limit (or longer) cosine_r_penalty.

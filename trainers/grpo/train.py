@@ -4,7 +4,7 @@ rollouts, advantages, the loss and the update to logging and checkpoints.
 Paper, equations (Eq. 1-5 below) and deviations: trainers/grpo/README.md.
 
     clinical-gym train grpo --env ClinicalInquiry-v0 --model PATH --lora-r 8 [--config FILE.yaml] [--resume]
-    python -m trainers.grpo.train --env ClinicalInquiry-v0 --model PATH ...
+    python -m clinical_gym.trainers.grpo.train --env ClinicalInquiry-v0 --model PATH ...
 """
 
 from __future__ import annotations
@@ -21,20 +21,20 @@ import numpy as np
 import torch
 
 from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, Trajectory
-from trainers.common import runtime
-from trainers.common.batch import TokenBatch, pack
-from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from trainers.common.config_cli import module_main
-from trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
-from trainers.common.length_reward import cosine_length_rewards, cosine_reward_from
-from trainers.common.logprobs import token_logprobs
-from trainers.common.losses import k3_kl, token_weights
-from trainers.common.metrics_log import MetricsLog
-from trainers.common.model import Reference, eval_mode, load_model, prepare_model
-from trainers.common.monitors import env_domain, env_metrics, rollout_metrics
-from trainers.common.optim import make_optimizer, make_scheduler
-from trainers.common.sampler import CaseSampler
-from trainers.grpo.config import GRPOConfig
+from clinical_gym.trainers.common import runtime
+from clinical_gym.trainers.common.batch import TokenBatch, pack
+from clinical_gym.trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from clinical_gym.trainers.common.config_cli import module_main
+from clinical_gym.trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
+from clinical_gym.trainers.common.length_reward import cosine_length_rewards, cosine_reward_from
+from clinical_gym.trainers.common.logprobs import token_logprobs
+from clinical_gym.trainers.common.losses import k3_kl, token_weights
+from clinical_gym.trainers.common.metrics_log import MetricsLog
+from clinical_gym.trainers.common.model import Reference, eval_mode, load_model, prepare_model
+from clinical_gym.trainers.common.monitors import env_domain, env_metrics, rollout_metrics
+from clinical_gym.trainers.common.optim import make_optimizer, make_scheduler
+from clinical_gym.trainers.common.sampler import CaseSampler
+from clinical_gym.trainers.grpo.config import GRPOConfig
 
 # Keeps a group for training (dynamic sampling); an extra per-sequence loss term given a micro-batch and its logprobs.
 GroupFilter = Callable[[Sequence[Trajectory]], bool]
@@ -275,8 +275,8 @@ def _fewest(accelerator: Any, count: int) -> int:
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    """``python -m trainers.grpo.train``: flags from ``GRPOConfig``; bad settings exit 2 with one line."""
-    return module_main(GRPOConfig, main, argv, prog="python -m trainers.grpo.train",
+    """``python -m clinical_gym.trainers.grpo.train``: flags from ``GRPOConfig``; bad settings exit 2 with one line."""
+    return module_main(GRPOConfig, main, argv, prog="python -m clinical_gym.trainers.grpo.train",
                        description=__doc__.splitlines()[0])
 
 

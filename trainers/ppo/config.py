@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainers.common.config import AGGREGATIONS, TrainerConfig, option
+from clinical_gym.trainers.common.config import AGGREGATIONS, TrainerConfig, option
 
 # Where the KL to the reference enters: "reward" (β·k1 taken from every generated token's reward, InstructGPT /
 # TRL) or "loss" (β·k3 added to the loss, as in GRPO).

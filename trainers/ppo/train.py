@@ -4,7 +4,7 @@ rollouts, values, token rewards, GAE, the clipped losses and the update to loggi
 Papers, equations (Eq. 1-8 below) and deviations: trainers/ppo/README.md.
 
     clinical-gym train ppo --env ClinicalInquiry-v0 --model PATH --lora-r 8 [--config FILE.yaml] [--resume]
-    python -m trainers.ppo.train --env ClinicalInquiry-v0 --model PATH ...
+    python -m clinical_gym.trainers.ppo.train --env ClinicalInquiry-v0 --model PATH ...
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import numpy as np
 import torch
 
 from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, Trajectory
-from trainers.common import runtime
-from trainers.common.batch import TokenBatch, pack
-from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from trainers.common.config_cli import module_main
-from trainers.common.gae import (
+from clinical_gym.trainers.common import runtime
+from clinical_gym.trainers.common.batch import TokenBatch, pack
+from clinical_gym.trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from clinical_gym.trainers.common.config_cli import module_main
+from clinical_gym.trainers.common.gae import (
     Reduce,
     explained_variance,
     generalized_advantages,
@@ -34,15 +34,15 @@ from trainers.common.gae import (
     masked_whiten,
     turn_end_rewards,
 )
-from trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
-from trainers.common.losses import k3_kl, token_weights
-from trainers.common.metrics_log import MetricsLog
-from trainers.common.model import Reference, eval_mode, load_model, prepare_model
-from trainers.common.monitors import env_domain, env_metrics, rollout_metrics
-from trainers.common.optim import make_optimizer, make_scheduler
-from trainers.common.sampler import CaseSampler
-from trainers.common.value_head import VALUE_HEAD_FILE, PolicyWithValueHead, TokenOutputs
-from trainers.ppo.config import PPOConfig
+from clinical_gym.trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
+from clinical_gym.trainers.common.losses import k3_kl, token_weights
+from clinical_gym.trainers.common.metrics_log import MetricsLog
+from clinical_gym.trainers.common.model import Reference, eval_mode, load_model, prepare_model
+from clinical_gym.trainers.common.monitors import env_domain, env_metrics, rollout_metrics
+from clinical_gym.trainers.common.optim import make_optimizer, make_scheduler
+from clinical_gym.trainers.common.sampler import CaseSampler
+from clinical_gym.trainers.common.value_head import VALUE_HEAD_FILE, PolicyWithValueHead, TokenOutputs
+from clinical_gym.trainers.ppo.config import PPOConfig
 
 
 @dataclass
@@ -318,8 +318,8 @@ def main(cfg: PPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, mo
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    """``python -m trainers.ppo.train``: flags from ``PPOConfig``; bad settings exit 2 with one line."""
-    return module_main(PPOConfig, main, argv, prog="python -m trainers.ppo.train",
+    """``python -m clinical_gym.trainers.ppo.train``: flags from ``PPOConfig``; bad settings exit 2 with one line."""
+    return module_main(PPOConfig, main, argv, prog="python -m clinical_gym.trainers.ppo.train",
                        description=__doc__.splitlines()[0])
 
 

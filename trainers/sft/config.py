@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainers.common.config import TrainerConfig, option
+from clinical_gym.trainers.common.config import TrainerConfig, option
 
 
 @dataclass

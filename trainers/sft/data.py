@@ -7,7 +7,7 @@ played as actions in the environment's format against a patient that replies wit
 (``dialogue_examples``). Every episode runs in the real environment, so the stored conversation is the one the
 environment logged: its system prompt, its observations, and actions it parsed. Episodes the environment did not
 end, episodes with an action it rejected (format, more than one question, an invalid tool call) and episodes
-below ``min_reward`` are dropped. Replies without reasoning get a templated rationale (``trainers.sft.rationale``)
+below ``min_reward`` are dropped. Replies without reasoning get a templated rationale (``clinical_gym.trainers.sft.rationale``)
 before the environment sees them, so the stored reply with its rationale is what the environment parsed.
 
 ``save_examples`` writes a folder: ``conversations.jsonl`` (one example per line, OpenAI-style ``messages``),
@@ -37,7 +37,7 @@ from clinical_gym.cases.formats.rows import read_rows
 from clinical_gym.cases.formats.text import is_denial
 from clinical_gym.registration import ENVIRONMENTS
 from clinical_gym.rollout import EpisodeSpec, Policy, RolloutCollector, RolloutLimits, ScriptedPolicy, Trajectory
-from trainers.sft.rationale import RATIONALE_MODES, with_rationale
+from clinical_gym.trainers.sft.rationale import RATIONALE_MODES, with_rationale
 
 CONVERSATIONS_FILE = "conversations.jsonl"
 DATASET_DIR = "dataset"

@@ -6,7 +6,7 @@ and writes the merged weights to ``<output_dir>/model``, a plain model folder th
 Method, layout and deviations: trainers/sft/README.md.
 
     clinical-gym train sft --dataset data/expert --model PATH [--gguf-file F] [--epochs 3] [--resume] ...
-    python -m trainers.sft.train --dataset data/expert --model PATH ...
+    python -m clinical_gym.trainers.sft.train --dataset data/expert --model PATH ...
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from trainers.common import runtime
-from trainers.common.config_cli import add_config_arguments, config_from_args
-from trainers.common.metrics_log import MetricsLog, trackers_for
-from trainers.sft.config import SFTRunConfig
-from trainers.sft.data import ExpertExample, load_examples
+from clinical_gym.trainers.common import runtime
+from clinical_gym.trainers.common.config_cli import add_config_arguments, config_from_args
+from clinical_gym.trainers.common.metrics_log import MetricsLog, trackers_for
+from clinical_gym.trainers.sft.config import SFTRunConfig
+from clinical_gym.trainers.sft.data import ExpertExample, load_examples
 
 CHECKPOINTS_DIR = "checkpoints"
 MODEL_DIR = "model"
@@ -85,7 +85,7 @@ def trl_config(cfg: SFTRunConfig) -> Any:
     """The ``trl.SFTConfig`` of a run."""
     from trl import SFTConfig
 
-    from trainers.common.optim import SCHEDULE_NAMES
+    from clinical_gym.trainers.common.optim import SCHEDULE_NAMES
 
     return SFTConfig(
         output_dir=str(Path(cfg.output_dir) / CHECKPOINTS_DIR),
@@ -160,8 +160,8 @@ def main(cfg: SFTRunConfig, *, model: Any | None = None, tokenizer: Any | None =
     from transformers import set_seed
     from trl import SFTTrainer
 
-    from trainers.common.model import load_model, prepare_model
-    from trainers.sft.masks import tokenized_rows
+    from clinical_gym.trainers.common.model import load_model, prepare_model
+    from clinical_gym.trainers.sft.masks import tokenized_rows
 
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)
@@ -190,8 +190,8 @@ def main(cfg: SFTRunConfig, *, model: Any | None = None, tokenizer: Any | None =
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    """``python -m trainers.sft.train``: flags from ``SFTRunConfig``; bad settings exit 2 with one line."""
-    parser = argparse.ArgumentParser(prog="python -m trainers.sft.train", description=__doc__.splitlines()[0])
+    """``python -m clinical_gym.trainers.sft.train``: flags from ``SFTRunConfig``; bad settings exit 2 with one line."""
+    parser = argparse.ArgumentParser(prog="python -m clinical_gym.trainers.sft.train", description=__doc__.splitlines()[0])
     add_config_arguments(parser, SFTRunConfig)
     try:
         cfg = config_from_args(SFTRunConfig, parser.parse_args(argv))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
-from trainers.common.config import option
-from trainers.grpo.config import GRPOConfig
+from clinical_gym.trainers.common.config import option
+from clinical_gym.trainers.grpo.config import GRPOConfig
 
 DISTILL_SCHEDULES = ("constant", "linear", "cosine")
 TURN_AGGREGATIONS = ("sum", "mean")

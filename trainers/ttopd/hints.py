@@ -43,7 +43,7 @@ def _hints(correct: str, wrong: str) -> HintTemplates:
     return HintTemplates(f"Outcome review: {correct}\n", f"Outcome review: {wrong}\n")
 
 
-# Defaults by domain package (``trainers.common.monitors.env_domain``), then by family, then for any environment.
+# Defaults by domain package (``clinical_gym.trainers.common.monitors.env_domain``), then by family, then for any environment.
 DEFAULT_HINTS: dict[str, HintTemplates] = {
     "inquiry": _hints(
         "this consultation reached the correct diagnosis. The questions were focused and the reasoning sound; "
@@ -81,7 +81,7 @@ DEFAULT_HINTS: dict[str, HintTemplates] = {
 
 def default_hints(env_id: str) -> HintTemplates:
     """The default hints of a registered environment: its domain's, else its family's, else the generic pair."""
-    from trainers.common.monitors import env_domain
+    from clinical_gym.trainers.common.monitors import env_domain
 
     family = {e.id: e.family for e in ENVIRONMENTS}.get(env_id.split(":")[-1])
     for key in (env_domain(env_id), family, "default"):

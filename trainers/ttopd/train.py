@@ -1,13 +1,13 @@
 """TT-OPD on any clinical-gym environment, CleanRL-style: ``main(cfg)`` reads top to bottom, from seeding through
 rollouts, the cosine reward, advantages, the teacher's hinted logprobs, the loss and the update to the teacher's
 EMA, logging and checkpoints. GRPO's pieces (groups, advantages, clipped surrogate, update) come from
-``trainers.grpo.train``.
+``clinical_gym.trainers.grpo.train``.
 
 Paper (Healthcare AI GYM, arXiv:2605.02943), equations (Eq. 2-4 below; GRPO's in trainers/grpo/README.md) and the
 ablations: trainers/ttopd/README.md.
 
     clinical-gym train ttopd --env MedicalQA-v0 --model PATH --lora-r 8 [--config FILE.yaml] [--resume]
-    python -m trainers.ttopd.train --env MedicalQA-v0 --model PATH ...
+    python -m clinical_gym.trainers.ttopd.train --env MedicalQA-v0 --model PATH ...
 """
 
 from __future__ import annotations
@@ -25,20 +25,20 @@ import numpy as np
 import torch
 
 from clinical_gym.rollout import RolloutCollector, RolloutLimits, Trajectory
-from trainers.common import runtime
-from trainers.common.batch import TokenBatch, pack
-from trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from trainers.common.config_cli import module_main
-from trainers.common.ema_teacher import EMATeacher
-from trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
-from trainers.common.length_reward import outcome_correct
-from trainers.common.metrics_log import MetricsLog
-from trainers.common.model import Reference, load_model, prepare_model
-from trainers.common.monitors import env_domain, env_metrics, rollout_metrics
-from trainers.common.optim import make_optimizer, make_scheduler
-from trainers.grpo.train import add_old_and_ref_logprobs, collect_groups, episode_rewards, group_advantages, update
-from trainers.ttopd.config import TTOPDConfig
-from trainers.ttopd.hints import HintTemplates, TeacherSequence, default_hints, teacher_sequence
+from clinical_gym.trainers.common import runtime
+from clinical_gym.trainers.common.batch import TokenBatch, pack
+from clinical_gym.trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from clinical_gym.trainers.common.config_cli import module_main
+from clinical_gym.trainers.common.ema_teacher import EMATeacher
+from clinical_gym.trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
+from clinical_gym.trainers.common.length_reward import outcome_correct
+from clinical_gym.trainers.common.metrics_log import MetricsLog
+from clinical_gym.trainers.common.model import Reference, load_model, prepare_model
+from clinical_gym.trainers.common.monitors import env_domain, env_metrics, rollout_metrics
+from clinical_gym.trainers.common.optim import make_optimizer, make_scheduler
+from clinical_gym.trainers.grpo.train import add_old_and_ref_logprobs, collect_groups, episode_rewards, group_advantages, update
+from clinical_gym.trainers.ttopd.config import TTOPDConfig
+from clinical_gym.trainers.ttopd.hints import HintTemplates, TeacherSequence, default_hints, teacher_sequence
 
 LOG_RATIO_CLAMP = 20.0  # |log π_T − log π_S| cap in the KL estimate, so exp() cannot overflow
 
@@ -153,7 +153,7 @@ class TurnDistillation:
     def __call__(self, micro: DistillBatch, logprobs: torch.Tensor) -> torch.Tensor:
         weights = micro.distill_weights
         covered = weights > 0
-        # k3 estimate of KL(π_S ‖ π_T) per sampled token (as trainers.common.losses.k3_kl):  exp(d) − d − 1,
+        # k3 estimate of KL(π_S ‖ π_T) per sampled token (as clinical_gym.trainers.common.losses.k3_kl):  exp(d) − d − 1,
         # d = log π_T − log π_S, clamped so exp() cannot overflow; 0 on tokens the KL does not cover
         delta = torch.where(covered, micro.teacher_logprobs - logprobs, torch.zeros_like(logprobs))
         delta = delta.clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)
@@ -280,8 +280,8 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
 
 
 def cli(argv: Sequence[str] | None = None) -> int:
-    """``python -m trainers.ttopd.train``: flags from ``TTOPDConfig``; bad settings exit 2 with one line."""
-    return module_main(TTOPDConfig, main, argv, prog="python -m trainers.ttopd.train",
+    """``python -m clinical_gym.trainers.ttopd.train``: flags from ``TTOPDConfig``; bad settings exit 2 with one line."""
+    return module_main(TTOPDConfig, main, argv, prog="python -m clinical_gym.trainers.ttopd.train",
                        description=__doc__.splitlines()[0])
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from clinical_gym.tool_tasks import Task
+from clinical_gym.tool_env.tasks import Task
 
 Messages = Sequence[Mapping[str, str]]
 SUBMIT = "submit_answer"

@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from annotated_types import MinLen
 
-from clinical_gym.domain_db import DomainDB
+from clinical_gym.tool_env.database import DomainDB
 from clinical_gym.env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, ClinicalEnv
 from clinical_gym.llm.base import LLMClient
 from clinical_gym.rewards.assertions import LLMAssertionJudge
@@ -27,9 +27,9 @@ from clinical_gym.rewards.episode import (
 )
 from clinical_gym.rewards.five_d import FiveDConfig, FiveDResult, FiveDReward
 from clinical_gym.spaces import UnicodeText
-from clinical_gym.tool_tasks import Task, load_tasks, select_split
-from tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls, tool
-from tools.calls import EXAMPLE
+from clinical_gym.tool_env.tasks import Task, load_tasks, select_split
+from clinical_gym.tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls, tool
+from clinical_gym.tools.calls import EXAMPLE
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_CALLS_PER_TURN = 4
