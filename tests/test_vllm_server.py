@@ -23,6 +23,17 @@ from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer 
 
 MESSAGES = [{"role": "user", "content": "the patient has a fever"}]
 EOS = 2
+# What a vLLM /v1/completions request must set so that the server samples from the tempered softmax the trainer
+# scores, whatever the model's generation_config.json says (vLLM fills a field left out from it): written out here,
+# not imported, so that dropping a field from the request fails the tests.
+NEUTRAL = {"min_p": 0.0, "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0,
+           "min_tokens": 0, "logprobs": 1}
+
+
+def pinned(body, temperature, top_p, top_k=-1):
+    """The request's sampling fields equal the given ones and the neutral rest."""
+    expected = {"temperature": temperature, "top_p": top_p, "top_k": top_k, **NEUTRAL}
+    return {k: body.get(k, "missing") for k in expected} == expected
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +85,8 @@ def test_generation_sends_token_ids_and_reads_token_ids_back():
     assert out[1].token_ids == (6, 5) and out[1].finish_reason == "length"
     first, second = bodies[(11, 12, 13)], bodies[(4, 6)]
     assert (first["seed"], second["seed"]) == (7, 8) and (first["max_tokens"], second["max_tokens"]) == (8, 2)
-    assert all(b["model"] == "base-model" and b["logprobs"] == 1 and b["return_tokens_as_token_ids"] is True
-               and b["temperature"] == 0.5 and b["top_p"] == 0.9 for b in (first, second))
+    assert all(b["model"] == "base-model" and b["return_tokens_as_token_ids"] is True and pinned(b, 0.5, 0.9)
+               for b in (first, second))
     assert policy.versions.last.version == 0  # no sync yet: the weights the server started with
 
 
@@ -162,7 +173,21 @@ def test_generation_policy_and_make_policy_build_a_server_policy(tokenizer, tmp_
         assert isinstance(policy, VLLMServerPolicy) and policy.timeout == 30
         assert url.state.adapters == {"policy-v1": str(tmp_path / "vllm_adapters" / "v1")}
         policy.generate([Prompt(MESSAGES, 4, token_ids=(1, 2))])
-        assert completions(url)[-1][1]["temperature"] == 0.8
+        assert pinned(completions(url)[-1][1], 0.8, 1.0)   # top_p 1 is sent too: the server's default may differ
         metrics = engine_metrics(policy)
         assert metrics["engine/weight_version"] == 1 and metrics["engine/syncs"] == 1
         assert isinstance(make_policy(f"vllm:{url}", temperature=0.3), VLLMServerPolicy)
+
+
+def test_every_request_pins_the_sampling_distribution_after_syncs(tokenizer, tmp_path):
+    model = lora_model(tokenizer)
+    with serve_vllm(eos_id=EOS, reply=lambda ids, name: [9, EOS]) as url:
+        policy = VLLMServerPolicy(url, temperature=0.7, top_p=1.0, top_k=20, adapter_dir=tmp_path)
+        policy.generate([Prompt(MESSAGES, 4, token_ids=(1, 2)), Prompt(MESSAGES, 4, token_ids=(3,))], seed=1)
+        policy.sync_weights(model)
+        policy.generate([Prompt(MESSAGES, 4, token_ids=(1, 2))])
+        bodies = [body for _, body in completions(url)]
+    assert len(bodies) == 3 and all(pinned(b, 0.7, 1.0, top_k=20) for b in bodies)
+    assert bodies[-1]["model"] == "policy-v1"
+    with pytest.raises(ValueError, match="top_k >= 0"):
+        VLLMServerPolicy("http://127.0.0.1:1", model="m", top_k=-5)

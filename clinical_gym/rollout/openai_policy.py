@@ -5,7 +5,7 @@ Requests go through ``clinical_gym.llm.OpenAICompatClient`` (its base URL, key, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -27,14 +27,18 @@ class OpenAICompatPolicy:
       ``extra_body``); otherwise generations carry text and logprobs only.
 
     Requests of one batch run concurrently on up to ``max_workers`` threads; prompt ``i`` of a seeded batch is sent
-    with ``seed + i``. ``client_kwargs`` build the client when ``client`` is not given.
+    with ``seed + i``. ``sampling`` holds further request fields sent with every generation (a vLLM server's
+    ``top_k``, ``min_p``, penalties: ``VLLMServerPolicy`` pins them all); ``client_kwargs`` build the client when
+    ``client`` is not given.
     """
 
     def __init__(self, client: OpenAICompatClient | None = None, *, temperature: float = 1.0, top_p: float = 1.0,
-                 max_workers: int = 8, chat_logprobs: bool = True, **client_kwargs: Any) -> None:
+                 max_workers: int = 8, chat_logprobs: bool = True, sampling: Mapping[str, Any] | None = None,
+                 **client_kwargs: Any) -> None:
         self.client = client if client is not None else OpenAICompatClient(**client_kwargs)
         self.temperature = temperature
         self.top_p = top_p
+        self.sampling = dict(sampling or {})
         self.max_workers = max_workers
         self.chat_logprobs = chat_logprobs
 
@@ -55,6 +59,7 @@ class OpenAICompatPolicy:
             if self.chat_logprobs:
                 payload["logprobs"] = True
             path, extract = "chat/completions", _chat_generation
+        payload.update(self.sampling)
         body = self.client._body(payload, prompt.max_new_tokens, self.temperature, None, seed)
         if self.top_p < 1:
             body["top_p"] = self.top_p

@@ -49,8 +49,10 @@ class VLLMServerPolicy(SyncedEngine):
 
     Generation goes through ``OpenAICompatPolicy`` in token mode: each prompt is one ``/v1/completions`` request
     with its token ids (requests of a batch run concurrently on ``max_workers`` threads; the server batches them),
-    prompt ``i`` of a seeded batch with ``seed + i``. ``model`` is the served model name (default: the first one
-    ``/v1/models`` lists).
+    prompt ``i`` of a seeded batch with ``seed + i``. Every request pins the whole sampling distribution
+    (``pinned_sampling``): the tempered softmax, cut only by ``top_p`` / ``top_k`` (0: no cut), which is what
+    ``TransformersPolicy`` samples from and what the trainers score. ``model`` is the served model name (default:
+    the first one ``/v1/models`` lists).
 
     Weight sync (``sync_weights``, see ``SyncedEngine``):
 
@@ -67,7 +69,7 @@ class VLLMServerPolicy(SyncedEngine):
     """
 
     def __init__(self, base_url: str = DEFAULT_SERVER_URL, *, model: str | None = None, temperature: float = 1.0,
-                 top_p: float = 1.0, max_workers: int = 64, timeout: float = 600.0, max_retries: int = 2,
+                 top_p: float = 1.0, top_k: int = 0, max_workers: int = 64, timeout: float = 600.0, max_retries: int = 2,
                  api_key: str | None = None, adapter_dir: str | os.PathLike[str] | None = None,
                  adapter_name: str = "policy", lora_sync: str = "adapter", sync_every: int = 1,
                  weight_transport: WeightTransport | None = None, is_main_process: bool = True,
@@ -80,7 +82,8 @@ class VLLMServerPolicy(SyncedEngine):
         self.base_model = model or self.served_models()[0]
         client = OpenAICompatClient(base_url=f"{self.base_url}/v1", api_key=api_key or "", model=self.base_model,
                                     timeout=timeout, max_retries=max_retries)
-        self.http = OpenAICompatPolicy(client, temperature=temperature, top_p=top_p, max_workers=max_workers)
+        self.http = OpenAICompatPolicy(client, temperature=temperature, top_p=top_p, max_workers=max_workers,
+                                       sampling=pinned_sampling(temperature, top_p, top_k))
         self.adapter_dir = Path(adapter_dir) if adapter_dir is not None else None
         self.adapter_name = adapter_name
         self.lora_sync = lora_sync
@@ -180,6 +183,20 @@ class TRLWeightTransport:
             self._metadata = [(name, str(t.dtype).removeprefix("torch."), list(t.shape)) for name, t in weights()]
         self.client.update_named_params(self._metadata, weights())
         self.client.reset_prefix_cache()
+
+
+def pinned_sampling(temperature: float, top_p: float = 1.0, top_k: int = 0) -> dict[str, Any]:
+    """Every field of a vLLM ``/v1/completions`` request that shapes the sampling distribution, set: a vLLM server
+    fills the fields a request leaves out from the model's ``generation_config.json`` (``--generation-config auto``,
+    its default: often ``top_k``, ``top_p`` and ``repetition_penalty``), and then the rollouts would not come from
+    the policy the trainer scores. ``top_k`` 0 (no cut) is sent as -1, which every vLLM version reads as "off";
+    ``min_p``, the penalties and ``min_tokens`` (EOS blocked before it) are off; ``logprobs`` 1 returns the sampled
+    token's logprob."""
+    if temperature < 0 or not 0 < top_p <= 1 or top_k < 0:
+        raise ValueError(f"need temperature >= 0, 0 < top_p <= 1 and top_k >= 0; got {temperature}, {top_p}, {top_k}")
+    return {"temperature": temperature, "top_p": top_p, "top_k": top_k if top_k > 0 else -1, "min_p": 0.0,
+            "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0, "min_tokens": 0,
+            "logprobs": 1}
 
 
 def server_root(url: str) -> str:
