@@ -88,6 +88,9 @@ class RolloutCollector:
     ``max_episode_tokens`` (then it gets the end-of-turn token as an environment token); an episode that would
     exceed ``max_episode_tokens`` or ``max_turns`` ends with ``truncation`` set. ``last_stats`` times the last call.
 
+    An episode the environment truncates with ``info["error"]`` (a simulator, judge or world-model outage) keeps
+    that message in ``Trajectory.error``; its loss mask is then all 0, so trainers skip it.
+
     ``on_collect`` hooks are called with the trajectories of every ``collect`` call, once it has finished (e.g.
     ``clinical_gym.experience.ExperienceRecorder``, which stores the good turns of each training step's rollouts
     in one batch); what they return is ignored.
@@ -208,6 +211,8 @@ class RolloutCollector:
             trajectory.terminated = terminated
             trajectory.truncation = None if terminated else "env"
             trajectory.outcome = info.get("outcome") if terminated else None
+            if truncated and info.get("error") is not None:
+                trajectory.error = str(info["error"])
         elif self.limits.max_turns is not None and len(trajectory.turns) >= self.limits.max_turns:
             trajectory.truncation = "max_turns"
         if episode.chat is None:

@@ -65,6 +65,10 @@ class Trajectory:
     episode the environment did not end was stopped ("episode_tokens", "max_turns", or "env" when the environment
     truncated it). ``outcome`` is the terminal ``info["outcome"]`` (None when the episode did not terminate).
     ``group`` and ``seed`` come from the ``EpisodeSpec``; ``case_id`` names the case the episode ran on.
+
+    ``error`` is set when the environment ended the episode because a simulated actor or a grader failed (a patient,
+    judge or world-model outage: truncated, with ``info["error"]``). Such an episode says nothing about the policy:
+    its loss mask is all 0, so trainers keep it out of the loss (and count it in their metrics).
     """
 
     opening_ids: list[int]
@@ -78,6 +82,7 @@ class Trajectory:
     outcome: dict[str, Any] | None = None
     reward: float = 0.0
     reward_components: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
 
     def token_ids(self) -> list[int]:
         ids = list(self.opening_ids)
@@ -87,9 +92,11 @@ class Trajectory:
         return ids
 
     def loss_mask(self) -> list[int]:
+        """1 on generated tokens, 0 elsewhere; all 0 for an episode that ended with an ``error``."""
         mask = [0] * len(self.opening_ids)
+        generated = 0 if self.error is not None else 1
         for turn in self.turns:
-            mask += [1] * len(turn.generated_ids)
+            mask += [generated] * len(turn.generated_ids)
             mask += [0] * len(turn.env_ids)
         return mask
 

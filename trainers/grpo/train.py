@@ -43,11 +43,24 @@ ExtraLoss = Callable[[TokenBatch, torch.Tensor], torch.Tensor]
 # ---------------------------------------------------------------------------------------------------------------
 # GRPO logic
 # ---------------------------------------------------------------------------------------------------------------
-def group_advantages(rewards: torch.Tensor, scale: bool, eps: float) -> torch.Tensor:
-    """Advantages [groups, G] from rewards [groups, G]."""
+def group_advantages(rewards: torch.Tensor, scale: bool, eps: float, valid: torch.Tensor | None = None) -> torch.Tensor:
+    """Advantages [groups, G] from rewards [groups, G]. ``valid`` [groups, G] (bool) leaves episodes that ended with
+    an error out of their group's mean and std; their advantage is 0 (and their tokens are out of the loss)."""
+    if valid is None:
+        valid = torch.ones_like(rewards, dtype=torch.bool)
+    weight = valid.to(rewards.dtype)
+    count = weight.sum(dim=1, keepdim=True)
     # Eq. 1: group-relative advantage  Â_i = (r_i − mean_j r_j) / (std_j r_j + ε)   (std: sample std, Bessel)
-    centred = rewards - rewards.mean(dim=1, keepdim=True)
-    return centred / (rewards.std(dim=1, keepdim=True) + eps) if scale else centred
+    centred = (rewards - (rewards * weight).sum(dim=1, keepdim=True) / count.clamp(min=1)) * weight
+    if not scale:
+        return centred
+    std = ((centred ** 2).sum(dim=1, keepdim=True) / (count - 1).clamp(min=1)).sqrt()
+    return centred / (std + eps)
+
+
+def valid_episodes(groups: Sequence[Sequence[Trajectory]]) -> torch.Tensor:
+    """[groups, G] bool: the episodes that did not end with an error (simulator, judge or world-model outage)."""
+    return torch.tensor([[t.error is None for t in group] for group in groups], dtype=torch.bool)
 
 
 def grpo_token_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, ref_logprobs: torch.Tensor | None,
@@ -97,8 +110,8 @@ def collect_groups(collector: RolloutCollector, sampler: CaseSampler, cfg: GRPOC
 
 
 def has_reward_variance(group: Sequence[Trajectory], cfg: GRPOConfig) -> bool:
-    """Whether the group's training rewards (``episode_rewards``) are not all equal."""
-    return len(set(episode_rewards(group, cfg))) > 1
+    """Whether the group's training rewards (``episode_rewards``) are not all equal, errored episodes left out."""
+    return len({r for r, t in zip(episode_rewards(group, cfg), group) if t.error is None}) > 1
 
 
 def episode_rewards(trajectories: Sequence[Trajectory], cfg: GRPOConfig) -> list[float]:
@@ -239,9 +252,9 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
         # 2. group-relative advantages (Eq. 1), one per episode, shared by its generated tokens; the episode reward
         #    is the environment's, or the cosine length reward (TT-OPD Eq. 3) with --cosine-reward
         rewards = torch.tensor([episode_rewards(group, cfg) for group in groups], dtype=torch.float)
-        advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon).flatten()
+        advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon, valid_episodes(groups)).flatten()
 
-        # 3. tokens with environment tokens masked; reference (and, for off-policy updates, old-policy) logprobs
+        # 3. tokens with environment tokens masked (and every token of an episode that ended with an error); reference (and, for off-policy updates, old-policy) logprobs
         batch = pack(trajectories, advantages.tolist(), pad_id).to(accelerator.device)
         batch = add_old_and_ref_logprobs(policy_model, reference, batch, cfg)
 

@@ -36,7 +36,8 @@ from clinical_gym.trainers.common.metrics_log import MetricsLog
 from clinical_gym.trainers.common.model import Reference, load_model, prepare_model
 from clinical_gym.trainers.common.monitors import env_domain, env_metrics, rollout_metrics
 from clinical_gym.trainers.common.optim import make_optimizer, make_scheduler
-from clinical_gym.trainers.grpo.train import add_old_and_ref_logprobs, collect_groups, episode_rewards, group_advantages, update
+from clinical_gym.trainers.grpo.train import (add_old_and_ref_logprobs, collect_groups, episode_rewards, group_advantages,
+                                              update, valid_episodes)
 from clinical_gym.trainers.ttopd.config import TTOPDConfig
 from clinical_gym.trainers.ttopd.hints import HintTemplates, TeacherSequence, default_hints, teacher_sequence
 
@@ -231,7 +232,7 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
         # 2. cosine length reward (Eq. 3; the environment's reward with --no-cosine-reward) and group-relative
         #    advantages (GRPO Eq. 1)
         rewards = torch.tensor([episode_rewards(group, cfg) for group in groups], dtype=torch.float)
-        advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon).flatten()
+        advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon, valid_episodes(groups)).flatten()
 
         # 3. the student's tokens (never a hint); reference and old-policy logprobs; the teacher's logprobs on the
         #    hinted sequences, moved back onto the student's positions
