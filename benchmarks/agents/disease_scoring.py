@@ -25,8 +25,9 @@ AGE_OUTSIDE = 0.2
 def log_score(disease: Disease, findings: Findings) -> float:
     """How well ``disease`` explains ``findings`` (a log-likelihood; higher is better)."""
     frequency = {s.symptom: s.frequency for s in disease.symptoms}
-    score = sum(math.log(frequency.get(s, UNLISTED)) for s in findings.present)
-    score += sum(math.log(max(1.0 - frequency.get(s, UNLISTED), UNLISTED)) for s in findings.absent)
+    # sorted: a set's order changes with the process's hash seed, and so would the float sums and near-ties
+    score = sum(math.log(frequency.get(s, UNLISTED)) for s in sorted(findings.present))
+    score += sum(math.log(max(1.0 - frequency.get(s, UNLISTED), UNLISTED)) for s in sorted(findings.absent))
     if findings.sex is not None:
         share = disease.male_fraction if findings.sex == "male" else 1.0 - disease.male_fraction
         score += math.log(min(max(share, SEX_FLOOR), 1.0 - SEX_FLOOR))
