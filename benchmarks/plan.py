@@ -18,7 +18,10 @@ import numpy as np
 
 import clinical_gym
 from clinical_gym.cases import Case, load_cases
-from clinical_gym.registration import ENVIRONMENTS
+from clinical_gym.registration import env_family
+
+__all__ = ["CASE_FAMILIES", "TOOL_FAMILY", "EnvPlan", "case_set", "env_family", "load_env_tasks", "plan_env",
+           "resolve_env_ids"]
 
 TOOL_FAMILY = "tool"
 CASE_FAMILIES = ("inquiry", "workup")
@@ -32,12 +35,6 @@ def resolve_env_ids(names: str) -> list[str]:
     if unknown or not ids:
         raise ValueError(f"unknown environment {', '.join(unknown) or repr(names)}; registered: {', '.join(known)}")
     return ids
-
-
-def env_family(env_id: str) -> str:
-    """The registered family of an id ("inquiry", "workup", or ``TOOL_FAMILY`` for the tool domains)."""
-    family = next(e.family for e in ENVIRONMENTS if e.id == env_id)
-    return TOOL_FAMILY if family in ("tool", "tools") else family
 
 
 def case_set(cases: str | None, episodes: int | None) -> str | None:
@@ -100,6 +97,11 @@ def _env_class(env_id: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def load_env_tasks(env_id: str, path: str) -> list[Any]:
+    """The tasks of a task file in the form the tool environment ``env_id`` takes (its ``load_task_file``)."""
+    return _env_class(env_id).load_task_file(path)
+
+
 def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | None, episodes: int | None, seed: int,
              env_kwargs: Mapping[str, Any]) -> EnvPlan:
     """The plan of one environment. ``cases``: a case set or file for the case families (see ``case_set``);
@@ -117,7 +119,7 @@ def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | 
         kwargs.update(cases=found)
     else:
         if tasks:
-            kwargs["tasks"] = _env_class(env_id).load_task_file(tasks)
+            kwargs["tasks"] = load_env_tasks(env_id, tasks)
         kwargs["split"] = split
     probe = gym.make(env_id, **kwargs)
     try:

@@ -52,3 +52,12 @@ def register_all() -> None:
 
 def env_ids() -> list[str]:
     return [e.id for e in ENVIRONMENTS]
+
+
+def env_family(env_id: str) -> str:
+    """The family of a registered id: "inquiry", "workup" or "tool" (every tool domain); ``ValueError`` names an
+    unknown id."""
+    for env in ENVIRONMENTS:
+        if env.id == env_id:
+            return "tool" if env.family in ("tool", "tools") else env.family
+    raise ValueError(f"unknown environment {env_id!r}; run 'clinical-gym envs' to list them")

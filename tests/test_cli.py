@@ -27,7 +27,7 @@ def test_play_a_consultation_through_stdin():
               stdin="When did the pain start?\nDo you have a fever?\nDiagnosis: acute appendicitis; Recommendation: surgery\n")
     assert out.returncode == 0, out.stderr
     assert "Turn 1/10." in out.stdout and "Turn 2/10." in out.stdout
-    assert "outcome: correct" in out.stdout and "total reward:" in out.stdout
+    assert "outcome: correct" in out.stdout and "reward: +" in out.stdout
 
 
 def test_play_handles_end_of_input():
@@ -41,7 +41,7 @@ def test_play_handles_end_of_input():
     (("play", "NoSuchEnv-v0"), "unknown environment"),
     (("play", "ClinicalInquiry-v0", "--case", "missing-case"), "unknown case_id"),
     (("play", "ClinicalInquiry-v0", "--cases", "/no/such/file.json"), "no case set or file"),
-    (("play", "ClinicalInquiry-v0", "--budget", "0"), "turn_budget"),
+    (("play", "ClinicalInquiry-v0", "--budget", "0"), "--budget must be at least 1"),
     (("play", "ClinicalInquiry-v0", "--seed", "abc"), "invalid int value"),
 ])
 def test_errors_are_one_line_and_non_zero(args, message):

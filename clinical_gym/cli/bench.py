@@ -12,23 +12,13 @@ The benchmark code lives in the ``benchmarks`` package (imported when a command 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from clinical_gym.cli.arguments import json_object
 from clinical_gym.cli.errors import CLIError
 
 AGENT_HELP = ("agent specs, comma-separated: random, baseline (each env's rule-based agent), oracle, "
               "transformers:PATH, openai:MODEL, checkpoint:PATH; LABEL=SPEC names one")
-
-
-def _json_object(text: str) -> dict:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise argparse.ArgumentTypeError(f"not JSON: {e.msg}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("must be a JSON object")
-    return value
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -102,7 +92,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--max-episode-tokens", type=int, default=4096,
                        help="model agents: tokens per episode (default 4096)")
     bench.add_argument("--temperature", type=float, default=0.0, help="model agents: sampling temperature (0 greedy)")
-    bench.add_argument("--env-kwargs", type=_json_object, default={}, help="gym.make arguments, a JSON object")
+    bench.add_argument("--env-kwargs", type=json_object, default={}, help="gym.make arguments, a JSON object")
     bench.add_argument("--judge", help="model name of an LLM judge (OpenAI-compatible) for ClinicalInquiry scores")
     bench.add_argument("--judge-base-url", help="the judge's endpoint (default: OPENAI_BASE_URL)")
     bench.add_argument("--base-url", help="endpoint of openai: agents (default: OPENAI_BASE_URL)")

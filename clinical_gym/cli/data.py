@@ -12,24 +12,14 @@ Agent specs are the benchmark's (``clinical_gym.benchmarks.agents``); the data b
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 import clinical_gym
+from clinical_gym.cli.arguments import json_object
 from clinical_gym.cli.errors import CLIError
 
 DEFAULT_ENV = "ClinicalInquiry-v0"
-
-
-def _json_object(text: str) -> dict:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise argparse.ArgumentTypeError(f"not JSON: {e.msg}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("must be a JSON object")
-    return value
 
 
 def agent_examples(args: argparse.Namespace) -> tuple[list[Any], Any, dict[str, Any]]:
@@ -152,7 +142,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         help="ClinicalInquiry: cut each diagnosis reply's recommendation to an excerpt of at most "
                              "this many words (for short generation budgets; default: keep it whole)")
     expert.add_argument("--seed", type=int, default=0, help="decides the episodes and sampling (default 0)")
-    expert.add_argument("--env-kwargs", type=_json_object, default={}, help="gym.make arguments, a JSON object")
+    expert.add_argument("--env-kwargs", type=json_object, default={}, help="gym.make arguments, a JSON object")
     expert.add_argument("--batch-size", type=int, default=16, help="episodes played at once (default 16)")
     expert.add_argument("--max-turn-tokens", type=int, default=1024, help="model agents: tokens per reply")
     expert.add_argument("--temperature", type=float, default=0.0, help="model agents: sampling temperature")

@@ -16,6 +16,7 @@ from clinical_gym.domains.inquiry.patient import Patient, PatientReply, RuleBase
 from clinical_gym.domains.inquiry.patient_llm import LLMPatient
 from clinical_gym.domains.inquiry.presets import TurnContext, final_outcome, make_preset
 from clinical_gym.domains.inquiry.prompts import DOCTOR_SYSTEM_PROMPT, FORMAT_HINT, TESTS_ADDENDUM
+from clinical_gym.domains.workup.catalogue import load_catalogue
 
 DYNAMIC_BUDGET = (2, 10)
 PATIENT_FAILED = "The consultation ended because the patient simulator failed."
@@ -207,7 +208,8 @@ class ClinicalInquiryEnv(ClinicalEnv):
 
 
 def find_exam_result(case: Case, request: str) -> str | None:
-    """The case's result for a requested examination or test, matched by normalised name, or None."""
+    """The case's result for a requested examination or test, or None: matched by normalised name, then by the exam
+    catalogue's names, aliases and sub-items (``clinical_gym.domains.workup.catalogue``, DiagGym's exam matching)."""
     want = normalize(request)
     if not want:
         return None
@@ -221,6 +223,10 @@ def find_exam_result(case: Case, request: str) -> str | None:
     for system, text in case.physical_exam.items():
         if system.replace("_", " ") in want or (system == "abdominal" and "abdomen" in words):
             return f"{system.capitalize()} examination: {text}"
+    catalogue = load_catalogue()  # other names of the same exam: "full blood count", "FBC" for a Complete Blood Count
+    for test in case.tests:
+        if catalogue.match(request, test.name):
+            return f"{test.name}:\n{format_test_result(test)}"
     return None
 
 
