@@ -74,6 +74,7 @@ class TriageEnv(BundledDomain, ToolDomainEnv):
     bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
+    task_generator = "clinical_gym.domains.triage.generator:TriageGenerator"
 
     def domain_toolkit(self, db: TriageDB) -> Toolkit:  # type: ignore[override]
         return TriageTools(db)

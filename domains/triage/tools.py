@@ -15,6 +15,7 @@ from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.domains.lookups import PatientLookup, did_you_mean
+from clinical_gym.domains.triage.esi import danger_zone, expected_resources
 from clinical_gym.domains.triage.data_model import (
     BedsideResult,
     BedsideTestDefinition,
@@ -180,13 +181,7 @@ class TriageTools(PatientLookup[Patient], Toolkit):
         Args:
             patient_id: The patient's id, e.g. "E001".
         """
-        p = self._patient(patient_id)
-        items = [{"item": item, "category": self.db.care_items[item],
-                  "resource": self.db.resource_categories[self.db.care_items[item]].counts > 0}
-                 for item in p.anticipated_care]
-        categories = {i["category"] for i in items if i["resource"]}
-        count = sum(self.db.resource_categories[c].counts for c in categories)
-        return {"expected_care": items, "resource_categories": sorted(categories), "resource_count": count}
+        return expected_resources(self.db, self._patient(patient_id))
 
     @tool(kind=ToolKind.READ)
     def get_esi_reference(self, topic: ReferenceTopic) -> dict[str, Any] | str:
@@ -228,18 +223,7 @@ class TriageTools(PatientLookup[Patient], Toolkit):
             respiratory_rate: Respiratory rate in breaths/min, e.g. 24.
             spo2: Oxygen saturation in percent, e.g. 95.
         """
-        band = self.db.danger_zone_band(age_years)
-        exceeded = []
-        if heart_rate > band.heart_rate_above:
-            exceeded.append(f"heart rate {heart_rate} > {band.heart_rate_above}")
-        if respiratory_rate > band.respiratory_rate_above:
-            exceeded.append(f"respiratory rate {respiratory_rate} > {band.respiratory_rate_above}")
-        if spo2 < self.db.danger_zone_spo2_below:
-            exceeded.append(f"SpO2 {spo2}% < {self.db.danger_zone_spo2_below}%")
-        return {"age_band": band.label, "limits": {"heart_rate_above": band.heart_rate_above,
-                                                    "respiratory_rate_above": band.respiratory_rate_above,
-                                                    "spo2_below": self.db.danger_zone_spo2_below},
-                "exceeded": exceeded, "in_danger_zone": bool(exceeded)}
+        return danger_zone(self.db, age_years, heart_rate, respiratory_rate, spo2)
 
     # -- WRITE -----------------------------------------------------------------------------------------------------
     @tool(kind=ToolKind.WRITE)
