@@ -81,6 +81,10 @@ class BundledDomain:
         return list(cls.bundled.tasks())
 
     @classmethod
+    def load_db_file(cls, path: Any) -> DomainDB:
+        return cls.bundled.db_type.load(path)
+
+    @classmethod
     def policy_text(cls) -> str:
         package = cls.__module__.rpartition(".")[0]
         return (resources.files(package) / "policy.md").read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ question or the same patient and diagnosis) or each other are dropped and report
 rows that cannot become a task are reported in ``Conversion.skipped``.
 
     clinical-gym tools convert --from medqa.jsonl --domain MedicalQA-v0 --out converted/
-    gym.make("MedicalQA-v0", db=MedicalQADB.load("converted/db.json"), tasks=load_tasks("converted/tasks.json"))
+    gym.make("MedicalQA-v0", tasks="converted/")   # the tasks with their questions (converted/db.json)
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from clinical_gym.cases.formats.medqa import MedQARow
 from clinical_gym.cases.schema import Case
 from clinical_gym.tool_env.database import DomainDB
+from clinical_gym.tool_env.task_folder import write_task_folder
 from clinical_gym.tool_env.tasks import Task
 
 SIMILAR = 0.9  # word-set Jaccard at or above which two question texts are the same question
@@ -338,13 +339,9 @@ def _case_task(task_id: str, patient_id: str, case: Case) -> Task:
 
 
 def write_conversion(conversion: Conversion, folder: str | Path) -> None:
-    """``folder/db.json`` and ``folder/tasks.json``, loadable with the domain's ``DB.load`` and ``load_tasks``."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    conversion.db.dump(folder / "db.json")
-    (folder / "tasks.json").write_text(json.dumps([t.model_dump(mode="json", exclude_none=True)
-                                                   for t in conversion.tasks], indent=1, ensure_ascii=False),
-                                       encoding="utf-8")
+    """The task folder (``folder/tasks.json`` and ``folder/db.json``, ``clinical_gym.tool_env.task_folder``) that
+    ``gym.make(ENV, tasks=folder)`` and ``clinical-gym bench --tasks folder`` read."""
+    write_task_folder(folder, conversion.tasks, conversion.db)
 
 
 def _first_line(error: Exception) -> str:

@@ -1,7 +1,9 @@
 """Every LLM backend (patient, world model, judge, policy endpoint) against every server fault (hangs, 500s, 429
 with Retry-After, a connection closed mid-body, malformed JSON): retries with backoff within the deadline, then the
-episode ends (``info["error"]`` for simulator and judge failures, a failed agent for the policy endpoint) and the
-benchmark counts it apart; the rest of the rollout batch and the run go on (issue 12, section 3).
+episode ends (truncated, never terminated, with ``info["error"]`` and a logged warning for simulator and judge
+failures; a failed agent for the policy endpoint) and the benchmark counts it apart; the rest of the rollout batch and
+the run go on, and the collector marks the episode so that trainers leave it out of the loss (issue 12 section 3,
+issue 17).
 
 Each backend is a real ``OpenAICompatClient`` talking to a real HTTP server on 127.0.0.1 (``tests/fake_openai.py``).
 """
@@ -86,9 +88,23 @@ def test_judge_faults_end_episodes_with_an_error(fault):
     env.reset(seed=0)
     with serve([fault] * 40) as url:
         client.base_url = url
-        obs, reward, terminated, _, info = env.step(QUESTION)
-    assert terminated and reward == 0.0 and obs == "The consultation ended because the reward judge failed."
-    assert info["error"] and info["outcome"]["result"] == "error"
+        obs, reward, terminated, truncated, info = env.step(QUESTION)
+    assert truncated and not terminated and reward == 0.0
+    assert obs == "The consultation ended because the reward judge failed."
+    assert info["error"] and "outcome" not in info
+
+
+@pytest.mark.parametrize("fault", [FAULTS["500"], FAULTS["malformed JSON"]], ids=["500", "malformed JSON"])
+def test_workup_judge_and_tool_assertion_judge_faults_truncate(fault):
+    with serve([fault] * 40) as url:
+        records = play("DiagnosticWorkup-v0", lambda m: "<answer>Diagnosis: Pneumonia</answer>",
+                       judge=faulty_client(url, "judge"))
+        assert_counted_as_errors(records, "error")
+        assert all(r.turns[-1].info["error"] and r.outcome is None for r in records)
+        submit = '{"name": "submit_answer", "arguments": {"answer": "Community-acquired pneumonia"}}'
+        records = play("ClinicalDiagnosis-v0", lambda m: submit, judge=faulty_client(url, "judge"))
+    assert_counted_as_errors(records, "error")
+    assert all("assertion judge failed" in r.reason for r in records)
 
 
 @pytest.mark.parametrize("fault", FAULTS.values(), ids=FAULTS.keys())
@@ -114,9 +130,11 @@ def test_a_failing_backend_ends_only_its_own_episodes_and_the_batch_goes_on():
         collector = RolloutCollector(ScriptedPolicy(lambda m: QUESTION if len(m) < 4 else DIAGNOSIS), make_env,
                                      limits=RolloutLimits(64, 4096), num_envs=4)
         trajectories = collector.collect([EpisodeSpec(seed=s) for s in range(4)], seed=0)
-    errors = [t for t in trajectories if t.outcome and t.outcome["result"] == "error"]
+    errors = [t for t in trajectories if t.error is not None]
     finished = [t for t in trajectories if t.outcome and t.outcome["result"] in ("correct", "wrong", "partially")]
     assert len(errors) == 2 and len(finished) == 2
+    assert all(t.truncation == "env" and not t.terminated and "500" in t.error for t in errors)
+    assert all(sum(t.loss_mask()) == 0 for t in errors)  # out of any trainer's loss
     assert all(len(t.turns) == 2 for t in finished)  # the healthy episodes asked, then diagnosed
 
 
@@ -130,5 +148,5 @@ def test_backends_are_chosen_by_spec_string(monkeypatch):
         assert url.requests[0].body["model"] == "patient-model"
     with pytest.raises(ValueError, match="judge: bad LLM client spec"):
         as_client("transformers:", "judge")
-    with pytest.raises(ValueError, match="unknown patient backend 'llm'"):
+    with pytest.raises(ValueError, match="patient='llm' is not accepted; use 'rules', a Patient, 'openai:MODEL'"):
         ClinicalInquiryEnv(patient="llm")

@@ -202,13 +202,16 @@ def test_llm_patient_over_http_and_leak_replacement():
         assert case.diagnosis.name.lower() not in obs.lower() and info["patient_leak_replaced"]
 
 
-def test_llm_patient_failure_ends_episode_with_error():
+def test_llm_patient_failure_truncates_the_episode_with_an_error(caplog):
     with serve([("status", 500)] * 3) as url:
         client = OpenAICompatClient(base_url=url, model="patient", timeout=1, max_retries=1, backoff=0.01)
         env = ClinicalInquiryEnv(patient=client)
         env.reset(seed=0)
-        obs, r, terminated, _, info = env.step(q("When did it start?"))
-        assert terminated and "500" in info["error"] and info["outcome"]["result"] == "error"
+        with caplog.at_level("WARNING", logger="clinical_gym"):
+            obs, r, terminated, truncated, info = env.step(q("When did it start?"))
+        assert truncated and not terminated and r == 0.0 and "500" in info["error"] and "outcome" not in info
+        assert obs == "The consultation ended because the patient simulator failed."
+        assert "patient simulator failed" in caplog.text and "500" in caplog.text
 
 
 def test_doctor_r1_with_llm_judge():
@@ -225,7 +228,7 @@ def test_doctor_r1_with_llm_judge():
 def test_bad_constructor_arguments():
     with pytest.raises(ValueError, match="turn_budget"):
         ClinicalInquiryEnv(turn_budget=0)
-    with pytest.raises(ValueError, match="patient backend"):
+    with pytest.raises(ValueError, match="patient='martian' is not accepted"):
         ClinicalInquiryEnv(patient="martian")
     with pytest.raises(ValueError, match="no cases"):
         ClinicalInquiryEnv(cases=[])

@@ -234,11 +234,19 @@ class _Judge:
     complete = chat
 
 
-def test_llm_judge_grades_rule_less_assertions_and_failures_are_counted_apart():
+def test_llm_judge_grades_rule_less_assertions_and_a_judge_failure_truncates():
     _, info = run_episode(make(judge=_Judge("FAIL")), ExpertToolPolicy(TASKS[0]), options={"task_id": "pneu"})
     assert [a["passed"] for a in info["outcome"]["assertions"]] == [True, False]
-    _, info = run_episode(make(judge=_Judge(LLMError("down"))), ExpertToolPolicy(TASKS[0]), options={"task_id": "pneu"})
-    assert info["outcome"]["grader_errors"] == 1 and info["outcome"]["assertions"][1]["passed"] is None
+    assert info["outcome"]["grader_errors"] == 0
+    env = make(judge=_Judge(LLMError("down")))
+    env.reset(options={"task_id": "pneu"})
+    policy = ExpertToolPolicy(TASKS[0])
+    truncated = False
+    while not truncated:
+        obs, reward, terminated, truncated, info = env.step(policy(env.messages))
+        assert not terminated
+    assert reward == 0.0 and "outcome" not in info and "judge failed on 1 assertion(s): down" in info["error"]
+    assert obs.endswith("The task ended because the reward judge failed.")
 
 
 def test_same_actions_same_rewards(env):

@@ -164,13 +164,15 @@ def test_llm_world_model_chat_variant_and_history():
         assert f"Exam name:\n{cbc}\nExam results:\nnormal<SEP>Exam name:\nLipase" in body["messages"][-1]["content"]
 
 
-def test_world_model_failure_ends_episode_with_error():
+def test_world_model_failure_truncates_the_episode_with_an_error(caplog):
     with serve([("status", 503)] * 4) as url:
         client = OpenAICompatClient(base_url=url, model="m", timeout=1, max_retries=1, backoff=0.01)
         env = DiagnosticWorkupEnv(world_model=client)
         env.reset(seed=0)
-        _, r, terminated, _, info = env.step(order("CBC"))
-        assert terminated and r == 0.0 and "503" in info["error"] and info["outcome"]["result"] == "error"
+        with caplog.at_level("WARNING", logger="clinical_gym"):
+            obs, r, terminated, truncated, info = env.step(order("CBC"))
+        assert truncated and not terminated and r == 0.0 and "503" in info["error"] and "outcome" not in info
+        assert obs == "The workup ended because the world model failed." and "world model failed" in caplog.text
 
 
 def test_record_world_model_returns_recorded_text():
@@ -186,7 +188,7 @@ def test_bad_constructor_arguments():
         DiagnosticWorkupEnv(reward_config={"bogus": 1})
     with pytest.raises(ValueError, match="multi_exam"):
         DiagnosticWorkupEnv(multi_exam="many")
-    with pytest.raises(ValueError, match="world model"):
+    with pytest.raises(ValueError, match="world_model='oracle' is not accepted"):
         DiagnosticWorkupEnv(world_model="oracle")
 
 

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from clinical_gym.cases.schema import SPECIALTIES, Case
 
 SPLITS = ("train", "test")
+ALL = "all"  # the split argument that takes every case (the same as None)
 GENERATED_SETS = ("generated:common", "generated:rare")
 TEST_FRACTION = 0.2
 
@@ -105,13 +106,16 @@ def available_case_sets() -> dict[str, str]:
 
 
 def load_cases(name_or_path: str | Path, split: str | None = None, *, n: int | None = None, seed: int | None = None) -> list[Case]:
-    """Load a case set by name (see ``available_case_sets``) or from a JSON/JSONL file, optionally one split.
+    """Load a case set by name (see ``available_case_sets``) or from a JSON/JSONL file, optionally one split
+    ("train", "test"; None or "all" for every case).
 
     Generated sets (``generated:common``, ``generated:rare``) need ``n``, the number of cases (of ``split`` when
     given), and take a ``seed`` (default 0); the same ``(n, seed, split)`` always gives the same cases.
     """
+    if split == ALL:
+        split = None
     if split is not None and split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)} or {ALL}")
     name = str(name_or_path)
     if name.startswith("generated:"):
         return _generated(name, split, n, 0 if seed is None else seed)

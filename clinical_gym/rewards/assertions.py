@@ -2,7 +2,8 @@
 rule kinds), else by an LLM judge when one is configured, else left ungraded (and out of the score).
 
 A judge that fails (``LLMError``) or answers neither PASS nor FAIL leaves the assertion ungraded with the error
-recorded, so grader failures are counted apart from failed assertions.
+recorded, so grader failures are never scored as failed assertions; a tool environment then ends the episode as
+truncated with ``info["error"]`` (``ToolDomainEnv``), so the incomplete grade is never trained on.
 """
 
 from __future__ import annotations

@@ -32,9 +32,6 @@ class DoctorAgentRLRewards:
     doctor prompt (Fig. 11) says ineffective questions score 0."""
     accuracy_scale: float = 5.0
     """The coefficient of R_accuracy = 5 * (F1_diagnosis + F1_recommendation) (Eq. 2)."""
-    success_threshold: float = 10.0
-    """An episode succeeds when its total reward (Eq. 7) reaches this ("Completely correct diagnosis and
-    recommendations: +10.0", Fig. 11)."""
 
     def __post_init__(self) -> None:
         if self.accuracy_scale <= 0:

@@ -7,7 +7,9 @@ below; ``domains/README.md`` walks through adding one.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
+from os import PathLike
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -15,6 +17,7 @@ from annotated_types import MinLen
 
 from clinical_gym.tool_env.database import DomainDB
 from clinical_gym.env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, ClinicalEnv
+from clinical_gym.llm import llm_setting
 from clinical_gym.llm.base import LLMClient
 from clinical_gym.rewards.assertions import LLMAssertionJudge
 from clinical_gym.rewards.episode import (
@@ -27,10 +30,13 @@ from clinical_gym.rewards.episode import (
 )
 from clinical_gym.rewards.five_d import FiveDConfig, FiveDResult, FiveDReward
 from clinical_gym.spaces import UnicodeText
+from clinical_gym.tool_env.task_folder import tasks_argument
 from clinical_gym.tool_env.tasks import Task, load_tasks, select_split
 from clinical_gym.tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls, tool
 from clinical_gym.tools.calls import EXAMPLE
 
+logger = logging.getLogger(__name__)
+JUDGE_FAILED = "The task ended because the reward judge failed."
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_CALLS_PER_TURN = 4
 CALL_HINT = "Reply with one tool call as a JSON object; call submit_answer to finish."
@@ -90,7 +96,8 @@ class ToolDomainEnv(ClinicalEnv):
 
     ## Episode End
     Termination: a successful ``submit_answer`` call, or ``max_turns`` turns without one (graded with no answer).
-    Truncation: never (the turn budget is part of the task).
+    Truncation: only when the LLM judge (``judge=``) fails on an assertion for good: reward 0, ``info["error"]``,
+    no ``outcome``, a warning logged (logger ``clinical_gym``). The turn budget is part of the task.
 
     ## Information
     reset: ``system_prompt`` (the domain policy and the tool list), ``tools`` (OpenAI tool schemas), ``max_turns``.
@@ -102,8 +109,11 @@ class ToolDomainEnv(ClinicalEnv):
 
     ## Arguments
     ``gym.make(id, db=None, tasks=None, split=None, max_turns=20, max_calls_per_turn=4, reward="5d" | "sparse",
-    reward_config=None, judge=None, render_mode=None)``; ``reward_config`` keys are ``FiveDConfig`` fields;
-    ``judge`` (an ``LLMClient``) grades assertions that have no rule.
+    reward_config=None, judge=None, render_mode=None)``; ``tasks``: ``Task`` objects, or a task folder or task file
+    (``clinical_gym.tool_env.task_folder``: a folder's ``db.json`` is the database unless ``db`` is given);
+    ``split``: None or "all" (every task), "train", "test"; ``reward_config`` keys are ``FiveDConfig`` fields;
+    ``judge`` (an ``LLMClient`` or ``"openai:MODEL"`` / ``"transformers:PATH"``; ``reward="5d"`` only) grades
+    assertions that have no rule.
 
     ## Version History
     * v0: initial release.
@@ -119,10 +129,11 @@ class ToolDomainEnv(ClinicalEnv):
     review_categories: ClassVar[Mapping[str, frozenset[ReviewCategory]]] = {}
     can_document: ClassVar[bool] = False
 
-    def __init__(self, db: DomainDB | None = None, tasks: Sequence[Task] | None = None, split: str | None = None, *,
-                 max_turns: int = DEFAULT_MAX_TURNS, max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN,
-                 reward: Literal["5d", "sparse"] = "5d", reward_config: Mapping[str, Any] | None = None,
-                 judge: LLMClient | None = None, render_mode: str | None = None) -> None:
+    def __init__(self, db: DomainDB | None = None, tasks: Sequence[Task] | str | PathLike[str] | None = None,
+                 split: str | None = None, *, max_turns: int = DEFAULT_MAX_TURNS,
+                 max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN, reward: Literal["5d", "sparse"] = "5d",
+                 reward_config: Mapping[str, Any] | None = None, judge: str | LLMClient | None = None,
+                 render_mode: str | None = None) -> None:
         # Set up what ClinicalEnv.__init__ sets, with tasks in place of patient cases.
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
@@ -130,16 +141,20 @@ class ToolDomainEnv(ClinicalEnv):
             raise ValueError(f"reward must be '5d' or 'sparse', got {reward!r}")
         if max_turns < 1 or max_calls_per_turn < 1:
             raise ValueError("max_turns and max_calls_per_turn must be at least 1")
+        judge = llm_setting(judge, "judge")
+        if judge is not None and reward == "sparse":
+            raise ValueError("judge is not used by reward='sparse' (accuracy only); use reward='5d' or drop judge")
         self.render_mode = render_mode
         self.max_action_chars = MAX_ACTION_CHARS
         self.observation_space = UnicodeText(MAX_OBSERVATION_CHARS)
         self.action_space = UnicodeText(MAX_ACTION_CHARS)
         self.messages: list[dict[str, str]] = []
         self._done = True
+        tasks, db = tasks_argument(tasks, db, type(self))
         self.base_db = db if db is not None else self.default_db()
         self.tasks = select_split(list(tasks) if tasks is not None else self.default_tasks(), split)
         if not self.tasks:
-            raise ValueError(f"no tasks{f' in split {split!r}' if split else ''}")
+            raise ValueError(f"no tasks{f' in split {split!r}' if split and split != 'all' else ''}")
         self._tasks_by_id = {t.id: t for t in self.tasks}
         self.cases = self.tasks  # what samplers written for ClinicalEnv read ids from (reset takes them as case_id)
         self.case: Task | None = None
@@ -173,6 +188,12 @@ class ToolDomainEnv(ClinicalEnv):
     def load_task_file(cls, path: str | Path) -> list[Any]:
         """Tasks from a JSON file, in the form this environment's ``tasks=`` argument takes."""
         return load_tasks(path)
+
+    @classmethod
+    def load_db_file(cls, path: str | Path) -> DomainDB:
+        """The domain's database from a JSON file (the ``db.json`` of a task folder,
+        ``clinical_gym.tool_env.task_folder``)."""
+        return type(cls.default_db()).load(path)
 
     def domain_toolkit(self, db: DomainDB) -> Toolkit:
         """The domain's tools, bound to ``db`` (the episode's copy)."""
@@ -298,9 +319,23 @@ class ToolDomainEnv(ClinicalEnv):
     def _finish(self, obs: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         record = self.episode_record()
         graded = self.reward_fn.evaluate(record)
+        failed = self._judge_failed(graded, obs)
+        if failed is not None:
+            return failed
         info = {"turn": self.turn, "reward_components": graded.components,
                 "outcome": self._outcome(record, graded), "task_id": self.task.id}
         return obs, graded.total, True, False, info
+
+    def _judge_failed(self, graded: FiveDResult, obs: str) -> tuple[str, float, bool, bool, dict[str, Any]] | None:
+        """The truncated step that ends an episode whose LLM judge failed on an assertion (the grade would be
+        incomplete, so the episode counts for nothing), or None when every assertion was graded or left out."""
+        failures = [v.error for v in graded.assertions if v.error]
+        if not failures:
+            return None
+        message = f"the assertion judge failed on {len(failures)} assertion(s): {failures[0]}"
+        logger.warning("%s task %s: %s", type(self).__name__, self.task.id, message)
+        info = {"turn": self.turn, "reward_components": {}, "error": message, "task_id": self.task.id}
+        return f"{obs}\n{JUDGE_FAILED}", 0.0, False, True, info
 
     def episode_record(self) -> EpisodeRecord:
         """What the reward sees about the episode so far."""

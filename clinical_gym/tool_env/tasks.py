@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
-from clinical_gym.cases.loading import SPLITS, split_of
+from clinical_gym.cases.loading import ALL, SPLITS, split_of
 from clinical_gym.cases.schema import normalize
 
 if TYPE_CHECKING:
@@ -271,9 +271,9 @@ def load_tasks(source: str | Path | Traversable) -> list[Task]:
 
 
 def select_split(tasks: list[Task], split: str | None) -> list[Task]:
-    """The tasks of ``split`` ("train" or "test"); all of them for None."""
-    if split is None:
+    """The tasks of ``split`` ("train" or "test"); all of them for None or "all"."""
+    if split is None or split == ALL:
         return list(tasks)
     if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)} or {ALL}")
     return [t for t in tasks if t.split == split]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Sequence
 
 from clinical_gym.cases import Case
@@ -9,7 +10,7 @@ from clinical_gym.cases.formatting import format_test_result, format_vitals
 from clinical_gym.cases.schema import normalize
 from clinical_gym.env import ClinicalEnv
 from clinical_gym.experience.injector import ExperienceInjector, ExperienceSource, InjectionConfig
-from clinical_gym.llm import as_client
+from clinical_gym.llm import SPECS, llm_setting
 from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.parsing import DoctorAction, parse_doctor_action
 from clinical_gym.domains.inquiry.patient import Patient, PatientReply, RuleBasedPatient
@@ -18,6 +19,7 @@ from clinical_gym.domains.inquiry.presets import TurnContext, final_outcome, mak
 from clinical_gym.domains.inquiry.prompts import DOCTOR_SYSTEM_PROMPT, FORMAT_HINT, TESTS_ADDENDUM
 from clinical_gym.domains.workup.catalogue import load_catalogue
 
+logger = logging.getLogger(__name__)
 DYNAMIC_BUDGET = (2, 10)
 PATIENT_FAILED = "The consultation ended because the patient simulator failed."
 JUDGE_FAILED = "The consultation ended because the reward judge failed."
@@ -46,19 +48,25 @@ class ClinicalInquiryEnv(ClinicalEnv):
     The parts of each step's reward are in ``info["reward_components"]``.
 
     ## Episode End
-    Termination: the doctor gives a diagnosis; the turn budget runs out without one (over-budget penalty);
-    the patient backend fails for good (``info["error"]``). Truncation: never (the budget is part of the task).
+    Termination: the doctor gives a diagnosis; the turn budget runs out without one (over-budget penalty).
+    Truncation: only when a simulated actor fails for good (the LLM patient or the LLM judge, after its retries):
+    reward 0, ``info["error"]`` says what failed, no ``outcome``, and a warning is logged (logger
+    ``clinical_gym``), so that a training loop never takes an outage for a failed consultation. The turn budget
+    is part of the task, so running out of it terminates.
 
     ## Information
     reset: ``system_prompt``, ``turn_budget``, ``reward_preset``, ``specialty``. Every step: ``turn``,
     ``turn_budget``, ``reward_components``, ``reply_kind``, ``facts_revealed``, and ``parse_error`` when the
     action could not be parsed. Terminal step: ``outcome`` (result correct / partially / wrong, the parsed
-    diagnosis and recommendation, word F1s, the gold answer, ``success``) and ``case_id``. Nothing about the
+    diagnosis and recommendation, word F1s, the gold answer, ``success``: the diagnosis is correct) and
+    ``case_id``. Nothing about the
     diagnosis appears in an observation or in info before the episode ends.
 
     ## Arguments
-    ``gym.make("ClinicalInquiry-v0", cases="library", split=None, patient="rules" | Patient | LLMClient,
-    reward="doctoragent_rl", reward_config=None, judge=None, turn_budget=10 | "dynamic" | (lo, hi),
+    ``gym.make("ClinicalInquiry-v0", cases="library", split=None | "train" | "test" | "all",
+    patient="rules" | "openai:MODEL" | "transformers:PATH" | Patient | LLMClient, reward="doctoragent_rl",
+    reward_config=None, judge=None | "openai:MODEL" | "transformers:PATH" | LLMClient (``doctor_r1`` only),
+    turn_budget=10 | "dynamic" | (lo, hi),
     allow_tests=False, force_final_diagnosis=False, experience=None, experience_config=None, render_mode=None)``;
     ``experience`` (an ``ExperienceStore``, a store path or a ``Retriever``) injects retrieved high-reward past turns
     into the opening observation (or every turn, or the system prompt: ``experience_config``), Doctor-R1 style.
@@ -78,7 +86,11 @@ class ClinicalInquiryEnv(ClinicalEnv):
             experience_config = InjectionConfig(**experience_config)
         self.experience = None if experience is None else ExperienceInjector(experience, experience_config)
         self.patient = _make_patient(patient)
-        self.preset = make_preset(reward, reward_config, as_client(judge, "judge"))
+        judge = llm_setting(judge, "judge")
+        if judge is not None and reward != "doctor_r1":
+            raise ValueError(f"judge is used only by reward='doctor_r1' (Doctor-R1's turn judge); reward={reward!r} "
+                             "scores by rules: drop judge or choose reward='doctor_r1'")
+        self.preset = make_preset(reward, reward_config, judge)
         self._budget_range = _budget_range(turn_budget)
         self.allow_tests = allow_tests
         self.force_final_diagnosis = force_final_diagnosis
@@ -187,9 +199,10 @@ class ClinicalInquiryEnv(ClinicalEnv):
         return self._turn_end(reply.text, self.preset.question(ctx), {"reply_kind": reply.kind})
 
     def _error(self, message: str, observation: str = PATIENT_FAILED) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        outcome = {"result": "error", "reason": message, "success": False, **self._gold()}
-        info = self._info({}, outcome=outcome, error=message, case_id=self.case.id, reply_kind="error")
-        return observation, 0.0, True, False, info
+        """End the episode because a simulated actor failed: truncated (never terminated), ``info["error"]``."""
+        logger.warning("%s case %s: %s %s", type(self).__name__, self.case.id, observation, message)
+        info = self._info({}, error=message, case_id=self.case.id, reply_kind="error")
+        return observation, 0.0, False, True, info
 
     def _reject(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         self.turn += 1
@@ -233,15 +246,12 @@ def find_exam_result(case: Case, request: str) -> str | None:
 def _make_patient(patient: str | Patient | LLMClient) -> Patient:
     if patient == "rules":
         return RuleBasedPatient()
-    patient = as_client(patient, "patient")
-    if isinstance(patient, str):
-        raise ValueError(f"unknown patient backend {patient!r}; use 'rules', 'openai:MODEL', "
-                         "'transformers:PATH', a Patient, or an LLMClient")
-    if hasattr(patient, "reply") and hasattr(patient, "reset"):
+    if not isinstance(patient, str) and hasattr(patient, "reply") and hasattr(patient, "reset"):
         return patient
-    if isinstance(patient, LLMClient):
-        return LLMPatient(patient)
-    raise TypeError(f"patient must be 'rules', a Patient or an LLMClient, got {type(patient).__name__}")
+    client = llm_setting(patient, "patient", also="'rules', a Patient, ")
+    if client is None:
+        raise ValueError(f"patient must not be None; use 'rules', a Patient, {SPECS}")
+    return LLMPatient(client)
 
 
 def _budget_range(turn_budget: int | str | tuple[int, int]) -> tuple[int, int]:

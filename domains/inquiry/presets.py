@@ -50,10 +50,12 @@ class TurnContext:
 
 
 def final_outcome(case: Case, diagnosis: str, recommendation: str) -> dict[str, Any]:
-    """The terminal outcome: diagnosis match (correct/partially/wrong) and word F1 of diagnosis and recommendation."""
+    """The terminal outcome: diagnosis match (correct/partially/wrong), ``success`` (the diagnosis is correct, whatever
+    the preset; the reward is the preset's) and word F1 of diagnosis and recommendation."""
     match = match_diagnosis(diagnosis, case.diagnosis)
     return {
         "result": match.outcome,
+        "success": match.outcome == "correct",
         "diagnosis": diagnosis,
         "recommendation": recommendation,
         "match_reason": match.reason,
@@ -92,7 +94,6 @@ class DoctorAgentRLPreset:
     def final(self, ctx: TurnContext, outcome: dict[str, Any]) -> dict[str, float]:
         acc = accuracy_reward(outcome["diagnosis"], outcome["recommendation"], ctx.case.diagnosis.name,
                               ctx.case.recommendation, scale=self.values.accuracy_scale)
-        outcome["success"] = acc >= self.values.success_threshold
         return {"accuracy": acc}
 
 
@@ -124,7 +125,6 @@ class DoctorR1Preset:
         return {"process": self._process(ctx)}
 
     def final(self, ctx: TurnContext, outcome: dict[str, Any]) -> dict[str, float]:
-        outcome["success"] = outcome["result"] == "correct"
         parts = {"outcome": outcome_reward(outcome["result"])}
         if self._llm_judge is not None:
             parts["process"] = self._process(ctx)

@@ -27,6 +27,7 @@ from clinical_gym.rewards.episode import (
     SubmittedAnswer,
 )
 from clinical_gym.tool_env.env import CALL_HINT, ToolDomainEnv
+from clinical_gym.tool_env.task_folder import tasks_argument
 from clinical_gym.tool_env.tasks import Task, select_split
 from clinical_gym.domains.clinical_diagnosis.environment import REVIEWS as CHART_REVIEWS
 from clinical_gym.domains.clinical_diagnosis.environment import ClinicalDiagnosisEnv, lab_key
@@ -180,6 +181,7 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
                  pathways: Mapping[str, PathwaySpec] | None = None, **kwargs: Any) -> None:
         self.pathways = dict(pathways if pathways is not None else get_pathways())
         self.protocols = bundled_protocols()
+        tasks, db = tasks_argument(tasks, db, type(self))
         resolved = None if tasks is None else [self._resolve(t) for t in tasks]
         super().__init__(db, resolved, split, max_turns=max_turns, **kwargs)
         self.reward_fn = PathwayReward(self.reward_fn.config, self.reward_fn.judge)
@@ -197,6 +199,15 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
     @classmethod
     def default_tasks(cls) -> list[Task]:
         return list(_bundled_tasks())
+
+    @classmethod
+    def load_db_file(cls, path: str | Path) -> PathwayDB:
+        """A pathway database from JSON: the bundled ``data/db.json`` form (``PathwaySource``: patients, clock and
+        additions, built over the bundled catalogues) or a whole ``PathwayDB`` as ``dump`` writes it."""
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        if isinstance(raw, dict) and "triage" in raw:
+            return PathwayDB.model_validate(raw)
+        return PathwayDB.build(PathwaySource.model_validate(raw), triage_db(), chart_db(), medicines_db())
 
     def domain_toolkit(self, db: PathwayDB) -> Toolkit:  # type: ignore[override]
         """Every tool a pathway can open (the first domain wins a shared name), bound to ``db``."""
@@ -400,6 +411,9 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
             tracker.finish(len(self.calls), "submit" if self.submitted is not None else "turn_limit")
         record = self.episode_record()
         graded = self.reward_fn.evaluate(record)
+        failed = self._judge_failed(graded, obs)
+        if failed is not None:
+            return failed
         outcome = self._outcome(record, graded)
         phases = graded.phases if isinstance(graded, PathwayResult) else []
         outcome.update(pathway=self.task.pathway, phases=[p.model_dump() for p in phases],  # type: ignore[attr-defined]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, Sequence
 
 from clinical_gym.cases import Case
 from clinical_gym.env import ClinicalEnv
-from clinical_gym.llm import as_client
+from clinical_gym.llm import SPECS, llm_setting
 from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.rewards import LLMDiagnosisJudge, match_diagnosis
 from clinical_gym.domains.workup.actions import parse_workup_action
@@ -26,6 +27,9 @@ Diagnosis: (the final diagnosis)
 Reason: (why)
 (Equivalently: <answer>Test: ...</answer> or <answer>Diagnosis: ...</answer>.)"""
 
+logger = logging.getLogger(__name__)
+WORLD_MODEL_FAILED = "The workup ended because the world model failed."
+JUDGE_FAILED = "The workup ended because the reward judge failed."
 FORMAT_HINT = ("Order one examination with 'the following additional investigation(s) are needed: <exam>' or conclude with "
                "'Diagnosis: <diagnosis>'.")
 
@@ -91,8 +95,9 @@ class DiagnosticWorkupEnv(ClinicalEnv):
     catalogue rejects are asked of the LLM.
 
     ## Episode End
-    Termination: a diagnosis; T_max turns without one (R = 0.5·F1, no diagnosis credit, no turn bonus); a world-model
-    backend failure (``info["error"]``). Truncation: never.
+    Termination: a diagnosis; T_max turns without one (R = 0.5·F1, no diagnosis credit, no turn bonus).
+    Truncation: only when the LLM world model or the LLM judge fails for good (after its retries): reward 0,
+    ``info["error"]`` says what failed, no ``outcome``, and a warning is logged (logger ``clinical_gym``).
 
     ## Information
     reset: ``system_prompt``, ``max_turns``, ``specialty``. Every step: ``turn``, ``reward_components``,
@@ -101,8 +106,10 @@ class DiagnosticWorkupEnv(ClinicalEnv):
     exams ordered, key exams, gold diagnosis) and ``case_id``.
 
     ## Arguments
-    ``gym.make("DiagnosticWorkup-v0", cases="library", split=None, world_model="record" | WorldModel | LLMClient,
-    world_model_mode="completion" | "chat", reward_config=None, judge=None, multi_exam="first" | "all" | "reject")``
+    ``gym.make("DiagnosticWorkup-v0", cases="library", split=None | "train" | "test" | "all",
+    world_model="record" | "openai:MODEL" | "transformers:PATH" | WorldModel | LLMClient,
+    world_model_mode="completion" | "chat", reward_config=None, judge=None | "openai:MODEL" | "transformers:PATH" |
+    LLMClient, multi_exam="first" | "all" | "reject")``
 
     ## Version History
     * v0: initial release.
@@ -123,8 +130,10 @@ class DiagnosticWorkupEnv(ClinicalEnv):
         if multi_exam not in ("first", "all", "reject"):
             raise ValueError(f"multi_exam must be 'first', 'all' or 'reject', got {multi_exam!r}")
         self.multi_exam = multi_exam
+        if world_model_mode not in ("completion", "chat"):
+            raise ValueError(f"world_model_mode must be 'completion' or 'chat', got {world_model_mode!r}")
         self.world_model = _make_world_model(world_model, world_model_mode)
-        judge = as_client(judge, "judge")
+        judge = llm_setting(judge, "judge")
         self._judge = LLMDiagnosisJudge(judge) if judge is not None else None
         self._exam_judge = LLMExamJudge(judge) if judge is not None else None
 
@@ -182,14 +191,14 @@ class DiagnosticWorkupEnv(ClinicalEnv):
         try:
             precision, recall, f1 = exam_f1(self.ordered, case.key_exams, self._exam_judge.same if self._exam_judge else None)
         except LLMError as e:
-            return self._error(str(e))
+            return self._error(str(e), JUDGE_FAILED)
         if diagnosis is None:
             result, reason = "wrong", "no diagnosis within the turn limit"
         else:
             try:
                 result, reason = self._judge_diagnosis(diagnosis)
             except LLMError as e:
-                return self._error(str(e))
+                return self._error(str(e), JUDGE_FAILED)
         components = {"diagnosis": values.diagnosis_weight * (result == "correct"), "exams": values.exam_weight * f1,
                       "turn": values.turn_bonus if diagnosis is not None and self.turn <= values.max_turns else 0.0}
         outcome = {"result": result, "reason": reason, "diagnosis": diagnosis or "", "accuracy": float(result == "correct"),
@@ -209,10 +218,11 @@ class DiagnosticWorkupEnv(ClinicalEnv):
         match = match_diagnosis(diagnosis, self.case.diagnosis)
         return ("correct" if match.outcome == "correct" else "wrong"), match.reason
 
-    def _error(self, message: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        outcome = {"result": "error", "reason": message, "success": False, "gold_diagnosis": self.case.diagnosis.name}
-        info = self._info({}, outcome=outcome, error=message, case_id=self.case.id)
-        return "The workup ended because the world model failed.", 0.0, True, False, info
+    def _error(self, message: str, observation: str = WORLD_MODEL_FAILED) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """End the episode because a simulated actor failed: truncated (never terminated), ``info["error"]``."""
+        logger.warning("%s case %s: %s %s", type(self).__name__, self.case.id, observation, message)
+        info = self._info({}, error=message, case_id=self.case.id)
+        return observation, 0.0, False, True, info
 
     def _reject(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         self.turn += 1
@@ -225,14 +235,9 @@ class DiagnosticWorkupEnv(ClinicalEnv):
 def _make_world_model(world_model: str | WorldModel | LLMClient, mode: str) -> WorldModel:
     if world_model == "record":
         return RecordWorldModel()
-    world_model = as_client(world_model, "world_model")
-    if isinstance(world_model, str):
-        raise ValueError(f"unknown world model {world_model!r}; use 'record', 'openai:MODEL', 'transformers:PATH', "
-                         "a WorldModel, or an LLMClient")
-    if hasattr(world_model, "result") and hasattr(world_model, "reset"):
+    if not isinstance(world_model, str) and hasattr(world_model, "result") and hasattr(world_model, "reset"):
         return world_model
-    if isinstance(world_model, LLMClient):
-        if mode not in ("completion", "chat"):
-            raise ValueError(f"world_model_mode must be 'completion' or 'chat', got {mode!r}")
-        return LLMWorldModel(world_model, mode=mode)
-    raise TypeError(f"world_model must be 'record', a WorldModel or an LLMClient, got {type(world_model).__name__}")
+    client = llm_setting(world_model, "world_model", also="'record', a WorldModel, ")
+    if client is None:
+        raise ValueError(f"world_model must not be None; use 'record', a WorldModel, {SPECS}")
+    return LLMWorldModel(client, mode=mode)
