@@ -50,7 +50,10 @@ def test_drug_safety_tools(env):
                                                                  "unit": "mg", "frequency": "daily", "route": "oral"}))
     assert not refused.ok and "'aspirin'" in refused.content and not env.db.prescriptions
     info = json.loads(env.toolkit.call(call_text("get_drug_information", {"drug": "nitrofurantoin"})).content)
-    assert info["avoid_if_egfr_below"] == 30
+    assert info["renal_dosing"]["measure"] == "eGFR" and info["renal_dosing"]["bands"][0]["range"] == "0 to < 30"
+    alteplase = json.loads(env.toolkit.call(call_text("get_drug_information", {"drug": "alteplase"})).content)
+    assert alteplase["max_daily_dose_mg"] == 100 and any(
+        limit.startswith("acute ischaemic stroke: 0.9 mg/kg") for limit in alteplase["dose_limits_by_indication"])
 
 
 def test_differential_ranks_conditions_by_findings(env):

@@ -1,5 +1,5 @@
-"""DrugInteraction-v0: the task kinds, canonical expected actions, the drug reference (and its agreement with the
-shared drug reference), the tools (interactions, CYP450, renal dosing, allergy cross-reactivity, alternatives,
+"""DrugInteraction-v0: the task kinds, canonical expected actions, the patients' references into the drug reference
+(tests/test_drug_reference.py checks the reference itself), the tools (interactions, CYP450, renal dosing, allergy cross-reactivity, alternatives,
 medication writes), dose changes as prescribing, matching calls to expected actions, and WRITE isolation. The
 acceptance checks every tool domain shares (tasks, tickets, tool kinds, the scripted expert, the random policy, the
 interaction-ignoring prescriber capped at 0.1, registration, check_env, fuzzing) are in
@@ -11,11 +11,10 @@ import json
 
 import pytest
 
-from clinical_gym import pharmacology
 from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text, run_episode
 from clinical_gym.domains.drug_interaction.data_model import DrugInteractionDB
 from clinical_gym.domains.drug_interaction.environment import DrugInteractionEnv, bundled_db, get_environment, get_tasks
-from clinical_gym.domains.drug_interaction.reference import reference_of
+from clinical_gym.drugs import reference
 
 TASKS = get_tasks()
 CATEGORIES = {"interaction", "renal dosing", "allergy", "alternative"}
@@ -48,41 +47,14 @@ def test_expected_actions_are_written_canonically_and_every_task_has_a_red_flag_
 
 def test_the_database_references_resolve():
     db = bundled_db()
-    reference = reference_of(db)
+    drugs = reference()
     for patient in db.patients.values():
         for allergy in patient.allergies:
-            assert reference.allergy_group_of(allergy.substance) or reference.find(allergy.substance), allergy
-    rules = [*db.model_dump()["interactions"], {"between": ["simvastatin", "no_such_class"], "severity": "minor",
-                                                "mechanism": "m", "management": "m"}]
-    with pytest.raises(ValueError, match="name no drug or class"):
-        reference_of(DrugInteractionDB.model_validate({**db.model_dump(), "interactions": rules}))
-    with pytest.raises(ValueError, match="unknown drugs"):
+            assert drugs.allergy_group_of(allergy.substance) or drugs.find(allergy.substance), allergy
+    with pytest.raises(ValueError, match="not in the drug reference"):
         DrugInteractionDB.model_validate({**db.model_dump(), "patients": {"X": {
             **db.patients["P001"].model_dump(), "patient_id": "X",
             "medications": [{"drug": "unobtainium", "dose": 1, "unit": "mg", "frequency": "daily", "route": "oral"}]}}})
-
-
-def test_the_reference_agrees_with_the_shared_drug_reference_the_safety_rules_use():
-    """Where clinical_gym.pharmacology knows both drugs, the interaction severity, maximum dose, pregnancy
-    contraindication and renal threshold are the same, so the tools never advise what the grader penalises."""
-    db = bundled_db()
-    reference = reference_of(db)
-    shared = {name: drug for name in db.drugs if (drug := pharmacology.find_drug(name)) and drug.name == name}
-    assert len(shared) >= 80
-    names = sorted(shared)
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            theirs = pharmacology.interaction(shared[a], shared[b])
-            ours = reference.interaction(db.drugs[a], db.drugs[b])
-            if theirs is not None:
-                assert ours is not None and ours.severity == theirs.severity, (a, b, theirs.severity)
-    for name, drug in shared.items():
-        ours = db.drugs[name]
-        assert drug.pregnancy_contraindicated == (ours.pregnancy == "contraindicated"), name
-        assert drug.max_daily_mg is None or drug.max_daily_mg == ours.max_daily_mg, name
-        if drug.avoid_egfr_below is not None:
-            band = reference.renal_band(ours, drug.avoid_egfr_below - 0.5)
-            assert band is not None and band.avoid, name
 
 
 # -- tools -------------------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tool_call_helpers import call, read
 
-from clinical_gym.pharmacology import find_drug
+from clinical_gym.drugs import reference
 from clinical_gym.rewards.episode import CallRecord
 from clinical_gym.tool_env.policies import ScriptPolicy, call_text, run_episode
 from clinical_gym.domains.obstetrics import calculations as calc
@@ -279,19 +279,14 @@ def test_gold_answers_agree_with_the_calculators(env):
     assert "Bishop score 5" in BY_ID["ob-052"].options[BY_ID["ob-052"].answer]
 
 
-def test_the_drug_reference_agrees_with_the_shared_formulary():
-    db = bundled_db()
-    assert len(db.drug_safety) >= 60
-    for name, entry in db.drug_safety.items():
-        drug = find_drug(name)
-        assert drug is not None and drug.name == name, name
-        verdicts = {entry.first_trimester, entry.second_trimester, entry.third_trimester}
-        assert ("contraindicated" in verdicts) == drug.pregnancy_contraindicated, name
-        assert drug.pregnancy_contraindicated <= (verdicts == {"contraindicated"}), name
-        assert all(find_drug(a) is not None for a in entry.alternatives), name
+def test_the_drug_reference_covers_the_obstetric_drugs():
+    """Every drug the obstetric tasks prescribe or the patients take has pregnancy and lactation advice in the one
+    drug reference, and the classic teratogens are contraindicated from the first trimester."""
+    drugs = [reference().find(a.arguments["drug"]) for t in get_tasks() for a in t.expected_actions
+             if a.name == "prescribe_medication"]
+    assert drugs and all(d is not None and d.pregnancy is not None and d.breastfeeding is not None for d in drugs)
     for teratogen in ("warfarin", "lisinopril", "isotretinoin", "valproate", "methotrexate", "methylergonovine"):
-        assert find_drug(teratogen).pregnancy_contraindicated and db.drug_safety[teratogen].first_trimester == \
-            "contraindicated"
+        assert reference().find(teratogen).pregnancy.first_trimester == "contraindicated", teratogen
 
 
 # -- tools -------------------------------------------------------------------------------------------------------------
@@ -374,7 +369,7 @@ def test_pregnancy_drug_safety_reference(env):
     assert read(env, "check_pregnancy_drug_safety", drug="warfarin", stage="breastfeeding")["verdict"] == "compatible"
     assert read(env, "check_pregnancy_drug_safety", drug="ibuprofen", stage="third trimester")["verdict"] == "avoid"
     assert read(env, "check_pregnancy_drug_safety", drug="finasteride", stage="second trimester")["verdict"] == \
-        "contraindicated"  # not in the obstetric reference: the formulary flag
+        "contraindicated"
     unlisted = read(env, "check_pregnancy_drug_safety", drug="cetirizine", stage="second trimester")
     assert unlisted["verdict"] == "no entry"
 

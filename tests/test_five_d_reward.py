@@ -279,6 +279,8 @@ VIOLATING = {
     "ergot_uterotonic_in_hypertension": dict(sex="female", age=30, pregnant=False, conditions=["postpartum"],
                                              vitals={"systolic_bp": 152, "diastolic_bp": 98},
                                              rx=[("methylergonovine", 0.2, "once")]),
+    "misoprostol_with_uterine_scar": dict(sex="female", age=30, pregnant=True, gestation_weeks=39,
+                                          conditions=["Previous caesarean birth"], rx=[("misoprostol", 0.025, "once")]),
     "carboprost_in_asthma": dict(sex="female", age=30, conditions=["postpartum", "Asthma"],
                                  rx=[("carboprost", 0.25, "once")]),
     "codeine_or_tramadol_while_breastfeeding": dict(sex="female", age=30, conditions=["postpartum", "breastfeeding"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -281,7 +282,8 @@ class DrugReference:
     def dose_limit(drug: Drug, indications: Iterable[str] = (), weight_kg: float | None = None
                    ) -> AppliedLimit | None:
         """The daily limit for ``drug`` given what it is for (a prescription's indication, the patient's
-        conditions: the first that names one of the drug's ``dose_limits``) and body weight; the drug's overall
+        conditions: the first that names one of the drug's ``dose_limits``) and body weight (rounded up to a whole
+        milligram); the drug's overall
         ``max_daily_mg`` when none applies; None when the reference sets no limit."""
         texts = [t for t in indications if t]
         limit: DoseLimit | None = next((lim for lim in drug.dose_limits if any(
@@ -291,7 +293,8 @@ class DrugReference:
                 return None
             return AppliedLimit(drug.max_daily_mg, "maximum adult daily dose")
         if limit.mg_per_kg is not None and weight_kg is not None and limit.mg_per_kg * weight_kg < limit.max_mg:
-            return AppliedLimit(limit.mg_per_kg * weight_kg,
+            by_weight = math.ceil(limit.mg_per_kg * weight_kg - 1e-9)  # doses are drawn up in whole milligrams
+            return AppliedLimit(min(by_weight, limit.max_mg),
                                 f"{limit.mg_per_kg:g} mg/kg for {limit.indication} at {weight_kg:g} kg")
         return AppliedLimit(limit.max_mg, f"maximum for {limit.indication}")
 

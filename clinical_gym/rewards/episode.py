@@ -78,11 +78,15 @@ class PatientFacts(_Frozen):
 
 
 class Prescription(_Frozen):
+    """A prescribed regimen; ``indication`` (what it is for, as the prescriber wrote it) selects dose limits by
+    indication and exempts intended obstetric uses in pregnancy."""
+
     drug: str
     dose_mg: float | None = None
     doses_per_day: float | None = None
     frequency: str = ""
     route: str = ""
+    indication: str = ""
     call_index: int
 
 

@@ -61,6 +61,7 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
     bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
+    task_generator = "clinical_gym.domains.clinical_diagnosis.generator:ClinicalDiagnosisGenerator"
 
     def domain_toolkit(self, db: ClinicalDiagnosisDB) -> Toolkit:  # type: ignore[override]
         return ClinicalDiagnosisTools(db)
@@ -98,7 +99,8 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
         mine = [c for c in calls if c.ok and c.arguments.get("patient_id") == pid]
         args = [(c.name, c.arguments, c.index) for c in mine]
         return ClinicalActions(
-            prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i)
+            prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i,
+                                        indication=a.get("indication") or "")
                            for name, a, i in args if name == "prescribe_medication"],
             orders=[Act(text=a["test"], call_index=i) for name, a, i in args if name == "order_lab_test"],
             diagnoses=[Act(text=a["diagnosis"], call_index=i) for name, a, i in args if name == "record_diagnosis"],

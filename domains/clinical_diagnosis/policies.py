@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from clinical_gym.pharmacology import DRUGS, Drug, allergy_group, find_drug
+from clinical_gym.drugs import Drug, reference
 from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text
 from clinical_gym.tool_env.tasks import Task
 from clinical_gym.domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB
@@ -17,10 +17,11 @@ def allergen_for(db: ClinicalDiagnosisDB, patient_id: str) -> Drug | None:
     for allergy in db.patients[patient_id].allergies:
         if allergy.severity not in UNSAFE_SEVERITIES:
             continue
-        drug = find_drug(allergy.substance)
-        group = allergy_group(allergy.substance)
+        drugs = reference()
+        drug = drugs.find(allergy.substance)
+        group = drugs.allergy_group_of(allergy.substance)
         if drug is None and group is not None:
-            drug = next((d for d in DRUGS.values() if d.allergy_group == group), None)
+            drug = next((d for d in drugs.drugs.values() if d.allergy_group == group), None)
         if drug is not None:
             return drug
     return None

@@ -14,7 +14,7 @@ from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.disease_table import disease_table
 from clinical_gym.cases.schema import normalize
-from clinical_gym.pharmacology import allergy_conflict, interactions_with
+from clinical_gym.drugs import reference
 from clinical_gym.domains.clinical_diagnosis.data_model import (
     ClinicalDiagnosisDB,
     DiagnosisRecord,
@@ -31,7 +31,7 @@ from clinical_gym.domains.clinical_diagnosis.data_model import (
     TestDefinition,
     WrittenNote,
 )
-from clinical_gym.domains.lookups import PatientLookup, did_you_mean, formulary_drug
+from clinical_gym.domains.lookups import PatientLookup, did_you_mean, drug_facts, formulary_drug
 from clinical_gym.domains.records import result_view
 from clinical_gym.tools import ToolKind, Toolkit, tool
 
@@ -180,7 +180,7 @@ class ClinicalDiagnosisTools(PatientLookup[Patient], Toolkit):
         p, d = self._patient(patient_id), self.find_drug(drug)
         conflicts = []
         for allergy in p.allergies:
-            conflict = allergy_conflict(allergy.substance, d)
+            conflict = reference().allergy_conflict(allergy.substance, d)
             if conflict:
                 conflicts.append({"allergen": allergy.substance, "reaction": allergy.reaction,
                                   "severity": allergy.severity,
@@ -200,24 +200,20 @@ class ClinicalDiagnosisTools(PatientLookup[Patient], Toolkit):
         """
         p, d = self._patient(patient_id), self.find_drug(drug)
         others = [m.name for m in p.medications] + [rx.drug for rx in self._new_prescriptions(p.patient_id)]
-        found = interactions_with(d, others)
+        found = reference().interactions_with(d, others)
         return {"drug": d.name, "checked_against": others,
-                "interactions": [{"with": i.drugs[1], "severity": i.severity, "mechanism": i.mechanism} for i in found]}
+                "interactions": [{"with": i.drugs[1], "severity": i.severity, "mechanism": i.mechanism,
+                                  "management": i.management} for i in found]}
 
     @tool(kind=ToolKind.READ)
     def get_drug_information(self, drug: Text) -> dict[str, Any]:
-        """Reference information on a drug: classes and properties, maximum adult daily dose, renal limits and
-        whether it is contraindicated in pregnancy.
+        """Reference information on a drug: classes, allergy group, maximum adult daily dose and limits by
+        indication, renal dosing bands, and pregnancy and breastfeeding advice.
 
         Args:
             drug: Generic drug name, e.g. "nitrofurantoin".
         """
-        d = self.find_drug(drug)
-        return {"drug": d.name, "other_names": list(d.aliases), "classes": sorted(d.tags),
-                "allergy_group": d.allergy_group, "max_daily_dose_mg": d.max_daily_mg,
-                "avoid_if_egfr_below": d.avoid_egfr_below,
-                "max_daily_dose_mg_if_egfr_below_30": d.severe_renal_max_daily_mg,
-                "contraindicated_in_pregnancy": d.pregnancy_contraindicated}
+        return drug_facts(self.find_drug(drug))
 
     # -- WRITE -----------------------------------------------------------------------------------------------------
     @tool(kind=ToolKind.WRITE)

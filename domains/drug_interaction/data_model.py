@@ -1,8 +1,8 @@
-"""The DrugInteraction database: the drug reference (monographs with class, indications, usual dose, maximum daily
-dose, renal dose bands, hepatic and pregnancy advice, CYP450 / P-glycoprotein roles and allergy group), interaction
-rules (pair, severity, mechanism, management), allergy groups and their cross-reactivity, patients (medications,
-allergies, results, weight, age, pregnancy), and what the clinician writes during an episode (prescriptions, dose
-changes, discontinuations, interaction alerts)."""
+"""The DrugInteraction database: patients (medications, allergies, results, weight, age, pregnancy) and what the
+clinician writes during an episode (prescriptions, dose changes, discontinuations, interaction alerts). The drug
+knowledge (monographs, interaction rules, allergy groups and cross-reactivity) is the one drug reference,
+``clinical_gym.drugs.reference()``; the records it is made of are re-exported here under the names the domain first
+used (``DrugMonograph`` is ``clinical_gym.drugs.Drug``)."""
 
 from __future__ import annotations
 
@@ -13,148 +13,34 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clinical_gym.tool_env.database import RecordListsDB, canonical_json
 from clinical_gym.domains import dosing, records
-from clinical_gym.domains.dosing import MG_PER_UNIT
 from clinical_gym.domains.records import AllergySeverity
+from clinical_gym.drugs import Drug, reference
+from clinical_gym.drugs.model import (  # noqa: F401  (re-exported: the domain's names for the reference's records)
+    SEVERITY_RANK,
+    AllergyGroup,
+    CrossReactivity,
+    Enzyme,
+    EnzymeRole,
+    InteractionRule,
+    Metabolism,
+    Regimen,
+    RenalBand,
+    Severity,
+)
 
+DrugMonograph = Drug
 Frequency = Literal["once", "daily", "bid", "tid", "qid", "five times daily", "q4h", "q6h", "q8h", "q12h", "q24h",
                     "q48h", "weekly", "prn"]
 DOSES_PER_DAY: dict[str, float | None] = {**dosing.DOSES_PER_DAY, "prn": None}  # as needed: no fixed count
 DoseUnit = Literal["mg", "mcg", "g", "units", "mL", "mmol"]
 Route = Literal["oral", "intravenous", "intramuscular", "subcutaneous", "inhaled", "sublingual", "topical", "rectal",
                 "vaginal", "transdermal"]
-Severity = Literal["contraindicated", "major", "moderate", "minor"]
-SEVERITY_RANK: dict[str, int] = {"minor": 1, "moderate": 2, "major": 3, "contraindicated": 4}
-Enzyme = Literal["CYP1A2", "CYP2C9", "CYP2C19", "CYP2D6", "CYP3A4", "P-gp"]
-Strength = Literal["strong", "moderate", "weak"]
-RenalMeasure = Literal["eGFR", "CrCl"]
-PregnancyAdvice = Literal["compatible", "caution", "avoid", "contraindicated"]
-HepaticAdvice = Literal["no adjustment", "caution", "reduce dose", "avoid in severe impairment", "avoid"]
 HepaticImpairment = Literal["none", "mild", "moderate", "severe"]
-CrossReactivityRisk = Literal["high", "low", "negligible"]
 RECORD_FIELDS = ("prescriptions", "dose_changes", "discontinuations", "alerts")
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# -- the drug reference ------------------------------------------------------------------------------------------------
-class Regimen(_Model):
-    """One dosing regimen: amount per administration, unit, frequency and route."""
-
-    dose: float = Field(gt=0)
-    unit: DoseUnit
-    frequency: Frequency
-    route: Route
-
-    @property
-    def daily_mg(self) -> float | None:
-        """Milligrams a day (a single dose for "once"); None for non-mass units or as-needed use."""
-        factor, per_day = MG_PER_UNIT.get(self.unit), DOSES_PER_DAY[self.frequency]
-        if factor is None or per_day is None:
-            return None
-        return self.dose * factor * (1 if self.frequency == "once" else per_day)
-
-    @property
-    def text(self) -> str:
-        return f"{self.dose:g} {self.unit} {self.frequency} {self.route}"
-
-
-class RenalBand(_Model):
-    """Dosing from ``low`` (inclusive) up to ``high`` (exclusive; None: no upper limit) of the monograph's renal
-    measure (eGFR in mL/min/1.73 m², or Cockcroft-Gault creatinine clearance in mL/min)."""
-
-    low: float = Field(ge=0)
-    high: float | None = None
-    advice: str = Field(min_length=1)
-    regimen: Regimen | None = None
-    max_daily_mg: float | None = None
-    avoid: bool = False
-
-    def contains(self, value: float) -> bool:
-        return self.low <= value and (self.high is None or value < self.high)
-
-    @property
-    def range_text(self) -> str:
-        return f">= {self.low:g}" if self.high is None else f"{self.low:g} to < {self.high:g}"
-
-
-class EnzymeRole(_Model):
-    enzyme: Enzyme
-    strength: Strength
-
-
-class Metabolism(_Model):
-    """CYP450 and P-glycoprotein roles: the pathways that clear the drug (``substrate_of``), the enzymes that
-    activate a prodrug (``activated_by``), and the enzymes it inhibits or induces."""
-
-    substrate_of: list[Enzyme] = Field(default_factory=list)
-    activated_by: list[Enzyme] = Field(default_factory=list)
-    inhibits: list[EnzymeRole] = Field(default_factory=list)
-    induces: list[EnzymeRole] = Field(default_factory=list)
-    note: str = ""
-
-
-class DrugMonograph(_Model):
-    """One drug. ``classes`` are the tags interaction rules may name (besides the drug's own name and the tags its
-    CYP450 roles imply); ``renal_bands`` (ascending, from 0 with no gap) are empty when no renal adjustment is
-    needed; ``max_daily_mg`` is the highest adult daily dose in any indication or route."""
-
-    name: str = Field(min_length=1)
-    aliases: list[str] = Field(default_factory=list)
-    drug_class: str = Field(min_length=1)
-    classes: list[str] = Field(default_factory=list)
-    indications: list[str] = Field(min_length=1)
-    usual_dose: Regimen
-    usual_dose_note: str = ""
-    max_daily_mg: float | None = None
-    renal_measure: RenalMeasure = "eGFR"
-    renal_bands: list[RenalBand] = Field(default_factory=list)
-    hepatic: HepaticAdvice = "no adjustment"
-    hepatic_note: str = ""
-    pregnancy: PregnancyAdvice
-    pregnancy_note: str = ""
-    allergy_group: str | None = None
-    avoid_in_conditions: list[str] = Field(default_factory=list)
-    metabolism: Metabolism = Field(default_factory=Metabolism)
-    cautions: list[str] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _bands_tile_the_range(self) -> DrugMonograph:
-        bands = self.renal_bands
-        if bands:
-            edges_ok = bands[0].low == 0 and bands[-1].high is None and all(
-                a.high == b.low for a, b in zip(bands, bands[1:]))
-            if not edges_ok:
-                raise ValueError(f"{self.name}: renal bands must run from 0 upwards without gaps or overlaps")
-        return self
-
-
-class InteractionRule(_Model):
-    """An interaction between anything matching ``between[0]`` and anything matching ``between[1]``: each a drug name
-    or a class tag (``DrugMonograph.classes`` or a CYP450 tag such as ``strong_cyp3a4_inhibitor``)."""
-
-    between: tuple[str, str]
-    severity: Severity
-    mechanism: str = Field(min_length=1)
-    management: str = Field(min_length=1)
-
-
-class AllergyGroup(_Model):
-    """A group of drugs that share allergenic structure; ``labels`` are how an allergy to the group is recorded."""
-
-    name: str = Field(min_length=1)
-    labels: list[str] = Field(default_factory=list)
-    description: str = ""
-
-
-class CrossReactivity(_Model):
-    """How likely an allergy to ``allergy_group`` extends to drugs of ``drug_group``, and what to do."""
-
-    allergy_group: str
-    drug_group: str
-    risk: CrossReactivityRisk
-    advice: str = Field(min_length=1)
 
 
 # -- patients --------------------------------------------------------------------------------------------------------
@@ -268,19 +154,16 @@ class ActiveMedication(_Model):
 
 
 class DrugInteractionDB(RecordListsDB):
-    """The domain's state. ``clock`` is the fixed current time of every episode (see policy.md).
+    """The domain's state. ``clock`` is the fixed current time of every episode (see policy.md); every medicine
+    names a drug of the drug reference.
 
-    Tools never change the reference or the patients: everything written goes to the four record lists, so
-    ``episode_copy()`` copies only those lists (a reset costs microseconds) and the digest of the unchanging part
-    is computed once and shared by all copies.
+    Tools never change the patients: everything written goes to the four record lists, so ``episode_copy()``
+    copies only those lists (a reset costs microseconds) and the digest of the unchanging part is computed once and
+    shared by all copies.
     """
 
     record_fields: ClassVar[tuple[str, ...]] = RECORD_FIELDS
     clock: str
-    drugs: dict[str, DrugMonograph]
-    interactions: list[InteractionRule]
-    allergy_groups: dict[str, AllergyGroup]
-    cross_reactivity: list[CrossReactivity] = Field(default_factory=list)
     patients: dict[str, Patient]
     prescriptions: list[Prescription] = Field(default_factory=list)
     dose_changes: list[DoseChange] = Field(default_factory=list)
@@ -289,17 +172,12 @@ class DrugInteractionDB(RecordListsDB):
 
     @model_validator(mode="after")
     def _references_resolve(self) -> DrugInteractionDB:
-        wrong_keys = [k for k, d in self.drugs.items() if k != d.name]
-        wrong_keys += [k for k, g in self.allergy_groups.items() if k != g.name]
-        wrong_keys += [k for k, p in self.patients.items() if k != p.patient_id]
+        wrong_keys = [k for k, p in self.patients.items() if k != p.patient_id]
         if wrong_keys:
-            raise ValueError(f"keys must equal the item's name or id: {wrong_keys}")
-        groups = set(self.allergy_groups)
-        unknown = {d.allergy_group for d in self.drugs.values() if d.allergy_group} - groups
-        unknown |= {g for c in self.cross_reactivity for g in (c.allergy_group, c.drug_group)} - groups
-        unknown |= {m.drug for p in self.patients.values() for m in p.medications} - set(self.drugs)
+            raise ValueError(f"keys must equal the patient id: {wrong_keys}")
+        unknown = {m.drug for p in self.patients.values() for m in p.medications} - set(reference().drugs)
         if unknown:
-            raise ValueError(f"unknown drugs or allergy groups referenced: {sorted(unknown)}")
+            raise ValueError(f"medicines not in the drug reference: {sorted(unknown)}")
         return self
 
     def next_seq(self) -> int:
@@ -328,7 +206,6 @@ class DrugInteractionDB(RecordListsDB):
 
     def get_hash(self) -> str:
         static = self.shared("static_digest", lambda: hashlib.sha256(canonical_json(self.model_dump(
-            mode="json", include={"clock", "drugs", "interactions", "allergy_groups", "cross_reactivity",
-                                  "patients"})).encode()).hexdigest())
+            mode="json", include={"clock", "patients"})).encode()).hexdigest())
         written = self.model_dump_json(include=set(RECORD_FIELDS))
         return hashlib.sha256(f"{static}:{written}".encode()).hexdigest()

@@ -23,11 +23,11 @@ from clinical_gym.tool_env.tasks import Task
 from clinical_gym.domains.bundled import BundledData
 from clinical_gym.domains.dosing import prescription
 from clinical_gym.domains.drug_interaction.data_model import DOSES_PER_DAY, DrugInteractionDB, Regimen
-from clinical_gym.domains.drug_interaction.reference import reference_of
 from clinical_gym.domains.drug_interaction.tools import DrugInteractionTools
 from clinical_gym.domains.lookups import with_patient_id
 from clinical_gym.domains.records import allergy_facts
 from clinical_gym.domains.shared_toolkits import BundledDomain
+from clinical_gym.drugs import reference
 from clinical_gym.tools import Toolkit
 
 BUNDLED = BundledData("clinical_gym.domains.drug_interaction", DrugInteractionDB)
@@ -69,16 +69,16 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
 
 
     def canonical_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        reference = reference_of(self.base_db)
+        drugs = reference()
         canonical = with_patient_id(arguments)
         for key in ("drug", "drug_a", "drug_b"):
-            drug = reference.find(canonical[key]) if isinstance(canonical.get(key), str) else None
+            drug = drugs.find(canonical[key]) if isinstance(canonical.get(key), str) else None
             if drug is not None:
                 canonical[key] = drug.name
         if name in PAIR_TOOLS and canonical.get("drug_b", "") < canonical.get("drug_a", ""):
             canonical["drug_a"], canonical["drug_b"] = canonical["drug_b"], canonical["drug_a"]
         if name == "recommend_alternative" and isinstance(canonical.get("indication"), str):
-            canonical["indication"] = reference.canonical_indication(canonical["indication"])
+            canonical["indication"] = drugs.canonical_indication(canonical["indication"])
         return canonical
 
     def patient_facts(self, db: DrugInteractionDB, task: Task) -> PatientFacts | None:  # type: ignore[override]
@@ -116,7 +116,7 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
             if call.name == "prescribe":
                 prescriptions.append(_prescription(Regimen(dose=args["dose"], unit=args["unit"],
                                                            frequency=args["frequency"], route=args["route"]),
-                                                   args["drug"], call.index))
+                                                   args["drug"], call.index, args.get("indication") or ""))
             elif change is not None and change.raises_daily_dose:
                 prescriptions.append(_prescription(change.new, change.drug, call.index))
             elif call.name == "record_interaction_alert":
@@ -125,9 +125,9 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
         return ClinicalActions(prescriptions=prescriptions, notes=notes)
 
 
-def _prescription(regimen: Regimen, drug: str, call_index: int) -> Prescription:
+def _prescription(regimen: Regimen, drug: str, call_index: int, indication: str = "") -> Prescription:
     return prescription(drug, regimen.dose, regimen.unit, regimen.frequency, regimen.route, call_index,
-                        DOSES_PER_DAY)
+                        DOSES_PER_DAY, indication=indication)
 
 
 def get_environment(db: DrugInteractionDB | None = None, **kwargs: Any) -> DrugInteractionEnv:

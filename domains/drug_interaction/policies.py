@@ -7,7 +7,7 @@ from __future__ import annotations
 from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text
 from clinical_gym.tool_env.tasks import Task
 from clinical_gym.domains.drug_interaction.data_model import DrugInteractionDB, DrugMonograph
-from clinical_gym.domains.drug_interaction.reference import reference_of
+from clinical_gym.drugs import reference
 
 
 def contraindicated_partner(db: DrugInteractionDB, task: Task) -> tuple[DrugMonograph, str] | None:
@@ -15,13 +15,14 @@ def contraindicated_partner(db: DrugInteractionDB, task: Task) -> tuple[DrugMono
     reference solution leaves in place (it neither stops nor withholds them); None when there is none."""
     if task.patient_id not in db.patients:
         return None
-    reference = reference_of(db)
-    stopped = {reference.resolve(a.arguments["drug"]).name for a in task.expected_actions
+    drugs = reference()
+    stopped = {drugs.resolve(a.arguments["drug"]).name for a in task.expected_actions
                if a.name == "discontinue_medication"}
     taking = [m.drug for m in db.patients[task.patient_id].medications if m.drug not in stopped]
     for medicine in taking:
-        for drug in db.drugs.values():
-            rule = reference.interaction(drug, db.drugs[medicine]) if drug.name not in taking else None
+        for drug in drugs.drugs.values():
+            usable = drug.prescribable and drug.name not in taking
+            rule = drugs.interaction(drug, drugs.drugs[medicine]) if usable else None
             if rule is not None and rule.severity == "contraindicated":
                 return drug, medicine
     return None

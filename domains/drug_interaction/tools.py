@@ -24,7 +24,6 @@ from clinical_gym.domains.drug_interaction.data_model import (
     DrugMonograph,
     Frequency,
     InteractionAlert,
-    InteractionRule,
     LabResult,
     Patient,
     Prescription,
@@ -32,7 +31,8 @@ from clinical_gym.domains.drug_interaction.data_model import (
     Route,
     Severity,
 )
-from clinical_gym.domains.drug_interaction.reference import DrugReference, creatinine_clearance, reference_of
+from clinical_gym.drugs import DrugReference, Interaction, reference
+from clinical_gym.drugs.units import creatinine_clearance
 from clinical_gym.domains.lookups import PatientLookup
 from clinical_gym.domains.records import result_view
 from clinical_gym.tools import ToolKind, Toolkit, tool
@@ -47,8 +47,19 @@ EGFR_STAGES = ((90, "G1 (90 or more)"), (60, "G2 (60-89)"), (45, "G3a (45-59)"),
 MEASURE_TEXT = {"eGFR": "eGFR (mL/min/1.73 m²)", "CrCl": "Cockcroft-Gault creatinine clearance (mL/min)"}
 
 
-def rule_view(rule: InteractionRule, a: str, b: str) -> dict[str, Any]:
+def rule_view(rule: Interaction, a: str, b: str) -> dict[str, Any]:
     return {"drugs": [a, b], "severity": rule.severity, "mechanism": rule.mechanism, "management": rule.management}
+
+
+def pregnancy_text(d: DrugMonograph) -> str:
+    """The drug's pregnancy advice in a line: one verdict, or one per trimester where they differ, and the note."""
+    safety = d.pregnancy
+    if safety is None:
+        return "no entry in the reference"
+    verdicts = safety.verdicts
+    text = verdicts[0] if len(set(verdicts)) == 1 else (
+        f"first trimester {verdicts[0]}, second {verdicts[1]}, third {verdicts[2]}")
+    return text + (f": {safety.note}" if safety.note else "")
 
 
 def latest(patient: Patient, test: str) -> LabResult | None:
@@ -74,9 +85,9 @@ class DrugInteractionTools(PatientLookup[Patient], Toolkit):
 
     patient_id_example = "P001"
 
-    def __init__(self, db: DrugInteractionDB) -> None:
+    def __init__(self, db: DrugInteractionDB, drugs: DrugReference | None = None) -> None:
         self.db = db
-        self.reference: DrugReference = reference_of(db)
+        self.reference: DrugReference = drugs or reference()
 
     # -- helpers ---------------------------------------------------------------------------------------------------
     def _active(self, patient: Patient) -> dict[str, ActiveMedication]:
@@ -109,7 +120,7 @@ class DrugInteractionTools(PatientLookup[Patient], Toolkit):
         if drug.name in others:
             cautions.append("already taking it")
         for name in others:
-            rule = self.reference.interaction(drug, self.db.drugs[name])
+            rule = self.reference.interaction(drug, self.reference.drugs[name])
             if rule is not None:
                 target = issues if SEVERITY_RANK[rule.severity] >= SEVERITY_RANK["major"] else cautions
                 target.append(f"{rule.severity} interaction with {name}: {rule.mechanism}")
@@ -118,9 +129,10 @@ class DrugInteractionTools(PatientLookup[Patient], Toolkit):
         if band is not None and (band.avoid or band.high is not None):
             (issues if band.avoid else cautions).append(
                 f"renal function ({drug.renal_measure} {value:g}): {band.advice}")
-        if patient.pregnant and drug.pregnancy != "compatible":
-            (issues if drug.pregnancy in ("avoid", "contraindicated") else cautions).append(
-                f"pregnancy: {drug.pregnancy}. {drug.pregnancy_note}".strip())
+        verdict = self.reference.pregnancy_verdict(drug, patient.gestation_weeks) if patient.pregnant else None
+        if verdict is not None and verdict != "compatible" and drug.pregnancy is not None:
+            (issues if verdict in ("avoid", "contraindicated") else cautions).append(
+                f"pregnancy: {verdict}. {drug.pregnancy.note}".strip())
         if patient.hepatic_impairment != "none" and drug.hepatic != "no adjustment":
             avoid = drug.hepatic == "avoid" or (drug.hepatic == "avoid in severe impairment"
                                                 and patient.hepatic_impairment == "severe")
@@ -227,15 +239,18 @@ class DrugInteractionTools(PatientLookup[Patient], Toolkit):
         """
         d = self.reference.resolve(drug)
         m = d.metabolism
+        usual = d.usual_dose.text if d.usual_dose is not None else "not given in the reference"
         return {
             "drug": d.name, "other_names": d.aliases, "class": d.drug_class, "indications": d.indications,
-            "usual_adult_dose": d.usual_dose.text + (f" ({d.usual_dose_note})" if d.usual_dose_note else ""),
+            "usual_adult_dose": usual + (f" ({d.usual_dose_note})" if d.usual_dose_note else ""),
             "max_daily_dose_mg": d.max_daily_mg,
+            **({"dose_limits_by_indication": [f"{lim.indication}: {lim.note or f'up to {lim.max_mg:g} mg'}"
+                                              for lim in d.dose_limits]} if d.dose_limits else {}),
             "renal_dosing": {"measure": MEASURE_TEXT[d.renal_measure],
                              "bands": [{"range": b.range_text, "advice": b.advice, "avoid": b.avoid}
                                        for b in d.renal_bands] or "no adjustment needed"},
             "hepatic": d.hepatic + (f": {d.hepatic_note}" if d.hepatic_note else ""),
-            "pregnancy": d.pregnancy + (f": {d.pregnancy_note}" if d.pregnancy_note else ""),
+            "pregnancy": pregnancy_text(d),
             "allergy_group": d.allergy_group, "avoid_in": d.avoid_in_conditions,
             "metabolism": {"substrate_of": m.substrate_of, "prodrug_activated_by": m.activated_by,
                            "inhibits": [f"{r.enzyme} ({r.strength})" for r in m.inhibits],
@@ -276,7 +291,7 @@ class DrugInteractionTools(PatientLookup[Patient], Toolkit):
         found = []
         for i, a in enumerate(names):
             for b in names[i + 1:]:
-                rule = self.reference.interaction(self.db.drugs[a], self.db.drugs[b])
+                rule = self.reference.interaction(self.reference.drugs[a], self.reference.drugs[b])
                 if rule is not None:
                     found.append(rule_view(rule, a, b))
         found.sort(key=lambda f: -SEVERITY_RANK[f["severity"]])
@@ -320,8 +335,8 @@ class DrugInteractionTools(PatientLookup[Patient], Toolkit):
         wanted = self.reference.canonical_indication(indication)
         others = [name for name in self._active(p) if name != d.name]
         ranked = []
-        for candidate in self.db.drugs.values():
-            if candidate.name == d.name or wanted not in candidate.indications:
+        for candidate in self.reference.drugs.values():
+            if candidate.name == d.name or wanted not in candidate.indications or candidate.usual_dose is None:
                 continue
             issues, cautions = self._screen(p, candidate, others)
             ranked.append({"drug": candidate.name, "class": candidate.drug_class,
@@ -364,7 +379,7 @@ class DrugInteractionTools(PatientLookup[Patient], Toolkit):
         band = self.reference.renal_band(d, renal_function_ml_min)
         if band is None:
             return {"drug": d.name, "advice": "No renal dose adjustment is needed.",
-                    "usual_adult_dose": d.usual_dose.text}
+                    "usual_adult_dose": d.usual_dose.text if d.usual_dose else "not given in the reference"}
         return {"drug": d.name, "measure": MEASURE_TEXT[d.renal_measure], "value": renal_function_ml_min,
                 "band": band.range_text, "advice": band.advice, "avoid": band.avoid,
                 "regimen": band.regimen.text if band.regimen else None, "max_daily_dose_mg": band.max_daily_mg}

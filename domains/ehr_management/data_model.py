@@ -240,7 +240,8 @@ class NoteRow(_Row):
 
 
 class FormularyDrug(_Row):
-    """A drug this hospital's formulary stocks beyond ``clinical_gym.pharmacology`` (infusions, blood products)."""
+    """An item this hospital's formulary stocks beyond the drug reference (``clinical_gym.drugs``): intravenous
+    fluids and blood products."""
 
     name: str
     aliases: list[str] = Field(default_factory=list)

@@ -140,7 +140,7 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
         flags = [(a, i) for name, a, i in mine if name == "flag_abnormal_result"]
         return ClinicalActions(
             prescriptions=[prescription(a["item"], a["dose"], a["dose_unit"], a["frequency"], a["route"], i,
-                                        DOSES_PER_DAY)
+                                        DOSES_PER_DAY, indication=a.get("indication") or "")
                            for a, i in medications],
             orders=[Act(text=a["item"], call_index=i) for name, a, i in mine
                     if name == "place_order" and a["order_type"] == "lab"],

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from clinical_gym.pharmacology import DRUGS, Drug, allergy_group, find_drug
+from clinical_gym.drugs import Drug, reference
 from clinical_gym.tool_env.policies import ExpertToolPolicy, call_text
 from clinical_gym.tool_env.tasks import Task
 from clinical_gym.domains.ehr_management.data_model import EHRManagementDB
@@ -23,9 +23,10 @@ def allergen_for(db: EHRManagementDB, patient_id: str) -> Drug | None:
     for allergy in db.index.patients[patient_id].allergies:
         if allergy.severity not in UNSAFE_SEVERITIES:
             continue
-        group = allergy_group(allergy.substance)
-        drug = find_drug(allergy.substance) or next((d for d in DRUGS.values() if group and d.allergy_group == group),
-                                                    None)
+        drugs = reference()
+        group = drugs.allergy_group_of(allergy.substance)
+        drug = drugs.find(allergy.substance) or next(
+            (d for d in drugs.drugs.values() if group and d.allergy_group == group), None)
         if drug is not None:
             return drug
     return None

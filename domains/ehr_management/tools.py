@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.pharmacology import DRUGS, find_drug
+from clinical_gym.drugs import reference
 from clinical_gym.domains.ehr_management.data_model import (
     Admission,
     ChartEvent,
@@ -177,15 +177,15 @@ class EHRManagementTools(Toolkit):
         return items
 
     def find_drug(self, name: str) -> str:
-        """The canonical name of a drug in the formulary (``clinical_gym.pharmacology`` or this hospital's own
-        entries); ValueError with close names otherwise."""
-        drug = find_drug(name)
+        """The canonical name of a drug in the formulary (the drug reference, ``clinical_gym.drugs``, or this
+        hospital's own fluids and blood products); ValueError with close names otherwise."""
+        drug = reference().find(name)
         if drug is not None:
             return drug.name
         local = self.index.formulary.get(normalize(name))
         if local is not None:
             return local.name
-        hint = did_you_mean(name, [*DRUGS, *self.index.formulary], unique=False)
+        hint = did_you_mean(name, [*reference().drugs, *self.index.formulary], unique=False)
         raise ValueError(f"{name!r} is not in the formulary; use the generic drug name.{hint}")
 
     def _window(self, start: str | None, end: str | None) -> tuple[str | None, str | None]:

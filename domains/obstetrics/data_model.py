@@ -1,7 +1,7 @@
 """The Obstetrics database: pregnant and postpartum patients (demographics, obstetric and medical history, dating,
 medications and allergies, vital signs, prenatal labs, ultrasound reports, fetal heart-rate tracings, the labour
-and birth record, notes), the reference catalogues (orderable tests, obstetric interventions, drug safety in
-pregnancy and lactation, protocol text), and what the clinician writes during an episode (orders and their
+and birth record, notes), the reference catalogues (orderable tests, obstetric interventions, protocol text; drug
+safety in pregnancy and lactation is the drug reference's, ``clinical_gym.drugs``), and what the clinician writes during an episode (orders and their
 results, prescriptions, stopped medications, interventions, escalations, haemorrhage protocol activations,
 delivery plans, notes)."""
 
@@ -179,18 +179,6 @@ class InterventionDefinition(_Model):
     aliases: list[str] = Field(default_factory=list)
 
 
-class DrugSafety(_Model):
-    """Safety of a formulary drug in each trimester and in breastfeeding, with notes and safer alternatives."""
-
-    first_trimester: SafetyVerdict
-    second_trimester: SafetyVerdict
-    third_trimester: SafetyVerdict
-    pregnancy_note: str
-    breastfeeding: SafetyVerdict
-    breastfeeding_note: str
-    alternatives: list[str] = Field(default_factory=list)
-
-
 class OrderedResult(_Model):
     """A result that came back for a test ordered this episode."""
 
@@ -252,7 +240,6 @@ class ObstetricsDB(RecordListsDB):
     patients: dict[str, Patient]
     tests: dict[str, TestDefinition]
     interventions_catalogue: dict[str, InterventionDefinition]
-    drug_safety: dict[str, DrugSafety]
     protocol: dict[ProtocolTopic, str]
     orders: list[Order] = Field(default_factory=list)
     results: list[OrderedResult] = Field(default_factory=list)

@@ -130,7 +130,8 @@ class ObstetricsEnv(BundledDomain, ToolDomainEnv):
         pid = self.task.patient_id
         mine = [(c.name, c.arguments, c.index) for c in calls if c.ok and c.arguments.get("patient_id") == pid]
         return ClinicalActions(
-            prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i, DOSES_PER_DAY)
+            prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i, DOSES_PER_DAY,
+                                        indication=a.get("indication") or "")
                            for name, a, i in mine if name == "prescribe_medication"],
             orders=[Act(text=a["test"], call_index=i) for name, a, i in mine if name == "order_test"],
             notes=[Act(text=a["note"], call_index=i) for name, a, i in mine if name == "write_clinical_note"],

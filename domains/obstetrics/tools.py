@@ -19,7 +19,7 @@ from typing import Annotated, Any
 from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.pharmacology import find_drug
+from clinical_gym.drugs import LactationSafety, reference
 from clinical_gym.domains.lookups import PatientLookup, did_you_mean, formulary_drug
 from clinical_gym.domains.obstetrics import calculations
 from clinical_gym.domains.obstetrics.calculations import BirthMode, DecelerationPattern, DipstickProtein
@@ -303,15 +303,15 @@ class ObstetricsTools(PatientLookup[Patient], Toolkit):
             stage: "first trimester", "second trimester", "third trimester" or "breastfeeding".
         """
         d = self.find_drug(drug)
-        entry = self.db.drug_safety.get(d.name)
+        entry = d.breastfeeding if stage == "breastfeeding" else d.pregnancy
         if entry is None:
-            verdict = "contraindicated" if d.pregnancy_contraindicated and stage != "breastfeeding" else "no entry"
-            return {"drug": d.name, "stage": stage, "verdict": verdict,
-                    "note": "Not in the obstetric drug reference; " + (
-                        "contraindicated in pregnancy by the formulary." if verdict == "contraindicated" else
-                        "check a specialist source before use.")}
+            return {"drug": d.name, "stage": stage, "verdict": "no entry",
+                    "note": "Not in the drug reference's pregnancy and lactation advice; check a specialist source "
+                            "before use."}
+        if isinstance(entry, LactationSafety):
+            return {"drug": d.name, "stage": stage, "verdict": entry.verdict, "note": entry.note}
         view: dict[str, Any] = {"drug": d.name, "stage": stage, "verdict": getattr(entry, STAGE_FIELDS[stage]),
-                                "note": entry.breastfeeding_note if stage == "breastfeeding" else entry.pregnancy_note}
+                                "note": entry.note}
         if view["verdict"] != "compatible" and entry.alternatives:
             view["alternatives"] = entry.alternatives
         return view
@@ -513,9 +513,10 @@ class ObstetricsTools(PatientLookup[Patient], Toolkit):
         p = self._patient(patient_id)
         current = [m.name for m in p.medications] + [rx.drug for rx in self.db.prescriptions
                                                      if rx.patient_id == p.patient_id]
-        wanted, drug = normalize(medication), find_drug(medication)
+        drugs = reference()
+        wanted, drug = normalize(medication), drugs.find(medication)
         name = next((c for c in current if normalize(c) == wanted
-                     or (drug is not None and (found := find_drug(c)) is not None and found.name == drug.name)), None)
+                     or (drug is not None and (found := drugs.find(c)) is not None and found.name == drug.name)), None)
         if name is None:
             raise ValueError(f"{medication!r} is not one of the patient's current medications: "
                              f"{', '.join(current) or 'none'}")

@@ -4,9 +4,9 @@ pending results, notes), the views of those records that the wave-1 domains' too
 ``ClinicalDiagnosisDB`` and a ``DrugInteractionDB`` holding the pathway's patients with each domain's bundled
 catalogues), and what the pathway's own tools write (handovers, fluids, infusions, blood products, dispositions).
 
-``data/db.json`` holds only the patient records, the clock, and the tests and drug monographs the pathways add to
-the clinical-diagnosis catalogue and the drug reference (``PathwaySource``); ``PathwayDB.build`` derives the domain
-views from them once.
+``data/db.json`` holds only the patient records, the clock, and the tests the pathways add to the
+clinical-diagnosis catalogue (``PathwaySource``); drugs are those of the drug reference (``clinical_gym.drugs``).
+``PathwayDB.build`` derives the domain views from them once.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from clinical_gym.domains.clinical_diagnosis.data_model import ClinicalDiagnosis
 from clinical_gym.domains.drug_interaction.data_model import (
     DoseUnit,
     DrugInteractionDB,
-    DrugMonograph,
     Frequency,
     HepaticImpairment,
     Route,
@@ -28,6 +27,7 @@ from clinical_gym.domains.drug_interaction.data_model import (
 from clinical_gym.domains.records import Allergy, LabResult, Note
 from clinical_gym.domains.records import StrictModel as _Model
 from clinical_gym.domains.triage.data_model import RECORD_FIELDS as TRIAGE_RECORDS
+from clinical_gym.drugs import reference
 from clinical_gym.domains.triage.data_model import ArrivalMode, BedsideResult, PrimarySurvey, RedFlag, TriageDB, VitalSigns
 
 FREQUENCY_TEXT = {"once": "single dose", "daily": "once daily", "bid": "twice daily", "tid": "three times daily",
@@ -147,9 +147,9 @@ def chart_view(p: PathwayPatient) -> dict[str, Any]:
 
 
 def medicines_view(p: PathwayPatient, known: set[str] | dict[str, Any]) -> dict[str, Any]:
-    """The patient as the drug-interaction tools read it (``clinical_gym.domains.drug_interaction`` Patient fields): the medicines
-    the drug reference knows (``PathwaySource.extra_drugs`` completes it for the bundled patients), and every result
-    of the encounter (available and pending) as resulted."""
+    """The patient as the drug-interaction tools read it (``clinical_gym.domains.drug_interaction`` Patient fields):
+    the medicines the drug reference knows, and every result of the encounter (available and pending) as
+    resulted."""
     return {"patient_id": p.patient_id, "name": p.name, "age": p.age_years, "sex": p.sex, "weight_kg": p.weight_kg,
             "height_cm": p.height_cm, "pregnant": p.pregnant, "gestation_weeks": p.gestation_weeks,
             "hepatic_impairment": p.hepatic_impairment, "conditions": p.conditions,
@@ -204,19 +204,17 @@ class Disposition(_Model):
 
 
 class PathwaySource(DomainDB):
-    """What ``data/db.json`` holds: the clock, the patient records, and the tests (``extra_tests``) and drug
-    monographs (``extra_drugs``) the pathways add to the clinical-diagnosis catalogue and the drug reference."""
+    """What ``data/db.json`` holds: the clock, the patient records, and the tests (``extra_tests``) the pathways add
+    to the clinical-diagnosis catalogue."""
 
     clock: str
     patients: dict[str, PathwayPatient]
     extra_tests: dict[str, TestDefinition] = Field(default_factory=dict)
-    extra_drugs: dict[str, DrugMonograph] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _keys(self) -> PathwaySource:
         wrong = [k for k, p in self.patients.items() if k != p.patient_id]
         wrong += [k for k, t in self.extra_tests.items() if k != t.name]
-        wrong += [k for k, d in self.extra_drugs.items() if k != d.name]
         if wrong:
             raise ValueError(f"keys must equal the patient id or test name: {wrong}")
         return self
@@ -257,11 +255,9 @@ class PathwayDB(RecordListsDB):
         chart_view_db = ClinicalDiagnosisDB.model_validate({
             "clock": source.clock, "tests": {**chart.tests, **source.extra_tests},
             "patients": {pid: chart_view(p) for pid, p in patients.items()}})
-        drugs = {**medicines.drugs, **source.extra_drugs}
+        drugs = reference().drugs
         medicines_view_db = DrugInteractionDB.model_validate({
-            "clock": source.clock, "drugs": drugs, "interactions": medicines.interactions,
-            "allergy_groups": medicines.allergy_groups, "cross_reactivity": medicines.cross_reactivity,
-            "patients": {pid: medicines_view(p, drugs) for pid, p in patients.items()}})
+            "clock": source.clock, "patients": {pid: medicines_view(p, drugs) for pid, p in patients.items()}})
         return cls(clock=source.clock, patients=patients, triage=triage_view_db, chart=chart_view_db,
                    medicines=medicines_view_db)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
-from clinical_gym.pharmacology import find_drug
+from clinical_gym.drugs import reference
 from clinical_gym.rewards.episode import (
     Act,
     CallRecord,
@@ -231,7 +231,7 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
                                                           arguments)  # type: ignore[arg-type]
         canonical = with_patient_id(arguments)
         if name == "start_infusion" and isinstance(canonical.get("drug"), str):
-            drug = find_drug(canonical["drug"])
+            drug = reference().find(canonical["drug"])
             canonical["drug"] = drug.name if drug is not None else canonical["drug"]
         return canonical
 
@@ -300,7 +300,8 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
                     triage_escalations.append(Act(text=text, call_index=i))
             elif owner == "clinical_diagnosis":
                 if name == "prescribe_medication":
-                    rx.append(prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i))
+                    rx.append(prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i,
+                                           indication=a.get("indication") or ""))
                 elif name == "order_lab_test":
                     orders.append(Act(text=a["test"], call_index=i))
                 elif name == "record_diagnosis":
@@ -312,7 +313,7 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
             elif owner == "drug_interaction":
                 if name == "prescribe":
                     rx.append(prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i,
-                                           MEDICINES_DOSES_PER_DAY))
+                                           MEDICINES_DOSES_PER_DAY, indication=a.get("indication") or ""))
                 elif change is not None and change.raises_daily_dose:
                     rx.append(prescription(change.drug, change.new.dose, change.new.unit, change.new.frequency,
                                            change.new.route, i, MEDICINES_DOSES_PER_DAY))

@@ -176,19 +176,6 @@ class TestDefinition(_Model):
     sex: Literal["female", "male"] | None = None
 
 
-class DrugProfile(_Model):
-    """A psychotropic's reference profile: class, common and serious adverse effects, monitoring, interactions,
-    what toxicity looks like, and use in pregnancy."""
-
-    drug_class: str
-    common_effects: list[str]
-    serious_effects: list[str]
-    monitoring: list[str]
-    interactions: list[str]
-    toxicity: str = ""
-    pregnancy: str = ""
-
-
 class InvestigationOrder(_Model):
     order_id: str
     patient_id: str
@@ -254,7 +241,8 @@ class WrittenNote(records.WrittenNote):
 class PsychiatryDB(RecordListsDB):
     """The domain's state. ``clock`` is the fixed current time of every episode (see policy.md).
 
-    Patients, the investigation catalogue and the drug profiles are read-only: tools only append to the record lists
+    Patients and the investigation catalogue are read-only (drug knowledge is the drug reference,
+    ``clinical_gym.drugs``): tools only append to the record lists
     (``RECORD_FIELDS``). ``episode_copy()`` therefore copies just those lists (a reset costs microseconds), and
     ``get_hash()`` digests the read-only part once and shares that digest with every copy.
     """
@@ -263,7 +251,6 @@ class PsychiatryDB(RecordListsDB):
     clock: str
     patients: dict[str, Patient]
     tests: dict[str, TestDefinition]
-    drug_profiles: dict[str, DrugProfile]
     orders: list[InvestigationOrder] = Field(default_factory=list)
     prescriptions: list[PrescriptionRecord] = Field(default_factory=list)
     withheld: list[WithheldMedication] = Field(default_factory=list)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clinical_gym.pharmacology import find_drug
+from clinical_gym.drugs import reference
 from clinical_gym.rewards.episode import (
     Act,
     CallRecord,
@@ -96,7 +96,7 @@ class PsychiatryEnv(BundledDomain, ToolDomainEnv):
         if name in ("order_investigation", "get_investigations") and isinstance(canonical.get("test"), str):
             canonical["test"] = tools.find_test(canonical["test"]).name
         if name in DRUG_ARGUMENT_TOOLS and isinstance(canonical.get("drug"), str):
-            drug = find_drug(canonical["drug"])  # None: a non-formulary current medication (withhold_medication)
+            drug = reference().find(canonical["drug"])  # None: a non-formulary current medication (withhold_medication)
             canonical["drug"] = drug.name if drug is not None else canonical["drug"].strip()
         return canonical
 
@@ -129,7 +129,8 @@ class PsychiatryEnv(BundledDomain, ToolDomainEnv):
                        if (text := escalation_text(name, a)) is not None
                        and (name != "set_observation_level" or observed)] if stays else []
         return ClinicalActions(
-            prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i)
+            prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i,
+                                        indication=a.get("indication") or "")
                            for name, a, i in mine if name == "write_prescription"],
             orders=[Act(text=a["test"], call_index=i) for name, a, i in mine if name == "order_investigation"],
             diagnoses=[Act(text=a["diagnosis"], call_index=i) for name, a, i in mine

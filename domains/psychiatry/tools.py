@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from annotated_types import Interval, MinLen
 
 from clinical_gym.cases.schema import normalize
-from clinical_gym.pharmacology import Drug, allergy_conflict, find_drug, interactions_with
+from clinical_gym.drugs import SEVERITY_RANK, Drug, reference
 from clinical_gym.domains.lookups import PatientLookup, did_you_mean, formulary_drug
 from clinical_gym.domains.psychiatry.data_model import (
     DiagnosisRecord,
@@ -356,11 +356,16 @@ class PsychiatryTools(PatientLookup[Patient], Toolkit):
             drug: Generic drug name, e.g. "lithium", "clozapine" or "sertraline".
         """
         d = self.find_drug(drug)
-        profile = self.db.drug_profiles.get(d.name)
+        profile = d.adverse_effects
         if profile is None:
-            raise ValueError(f"no psychotropic profile for {d.name!r}; profiles: {', '.join(self.db.drug_profiles)}")
-        return {"drug": d.name, **profile.model_dump(exclude_defaults=True), "max_daily_dose_mg": d.max_daily_mg,
-                "avoid_if_egfr_below": d.avoid_egfr_below}
+            known = ", ".join(x.name for x in reference().drugs.values() if x.adverse_effects is not None)
+            raise ValueError(f"no psychotropic profile for {d.name!r}; profiles: {known}")
+        view: dict[str, Any] = {"drug": d.name, "drug_class": d.drug_class,
+                                **profile.model_dump(exclude={"other_interactions"}, exclude_defaults=True),
+                                "interactions": [*interaction_lines(d), *profile.other_interactions]}
+        if d.pregnancy is not None:
+            view["pregnancy"] = d.pregnancy.note or d.pregnancy.first_trimester
+        return {**view, "max_daily_dose_mg": d.max_daily_mg, "avoid_if_egfr_below": d.avoid_below}
 
     @tool(kind=ToolKind.READ)
     def check_prescribing_safety(self, patient_id: PatientId, drug: Text) -> dict[str, Any]:
@@ -374,10 +379,10 @@ class PsychiatryTools(PatientLookup[Patient], Toolkit):
         p, d = self._patient(patient_id), self.find_drug(drug)
         conflicts = [{"allergen": a.substance, "reaction": a.reaction, "severity": a.severity,
                       "conflict": "same drug or group" if c == "same" else "cross-reactive group"}
-                     for a in p.allergies if (c := allergy_conflict(a.substance, d))]
+                     for a in p.allergies if (c := reference().allergy_conflict(a.substance, d))]
         others = self._current_drugs(p)
         found = [{"with": i.drugs[1], "severity": i.severity, "effect": i.mechanism}
-                 for i in interactions_with(d, others)]
+                 for i in reference().interactions_with(d, others)]
         cautions = self._cautions(p, d)
         problems = bool(conflicts or found or cautions)
         return {"drug": d.name, "checked_against": others or ["no current medications"],
@@ -569,7 +574,7 @@ class PsychiatryTools(PatientLookup[Patient], Toolkit):
         if wanted not in current:
             raise ValueError(f"{drug!r} is not a current medication of {p.patient_id}; current: "
                              f"{', '.join(current.values()) or 'none'}")
-        name = _drug_key(current[wanted]) if find_drug(current[wanted]) else current[wanted]
+        name = _drug_key(current[wanted]) if reference().find(current[wanted]) else current[wanted]
         self.db.withheld.append(WithheldMedication(patient_id=p.patient_id, drug=name, reason=reason,
                                                    time=self.db.clock))
         return f"{name} withheld for {p.patient_id} from {self.db.clock}."
@@ -682,6 +687,18 @@ def _questionnaire(p: Patient, instrument: str, labels: tuple[str, ...], items: 
     return view
 
 
+def interaction_lines(drug: Drug) -> list[str]:
+    """The drug's interaction rules in words, most severe first: the other side (a class or a drug), the severity
+    and the mechanism."""
+    drugs = reference()
+    lines = []
+    for rule in sorted(drugs.rules_for(drug), key=lambda r: -SEVERITY_RANK[r.severity]):
+        other = rule.between[1] if rule.between[0] in drug.tags else rule.between[0]
+        label = drugs.classes[other].name if other in drugs.classes else other
+        lines.append(f"{label}: {rule.severity}. {rule.mechanism}")
+    return lines
+
+
 def _drug_key(name: str) -> str:
-    drug = find_drug(name)
+    drug = reference().find(name)
     return drug.name if drug is not None else normalize(name)
