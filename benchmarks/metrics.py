@@ -10,12 +10,20 @@
 An episode without an outcome (the agent failed, or a limit cut it) scores 0 on outcome metrics. Episodes whose
 environment failed (status "error") are left out of every mean and counted apart: a broken simulator is not a
 wrong answer.
+
+Intervals are percentile bootstraps clustered by case (or task): each resample draws cases with replacement, then
+episodes within each drawn case, so that repeats of a case (``--episodes`` above the number of cases, or
+``--trials``) are not counted as independent evidence. With one episode per case it is the ordinary bootstrap.
+Reliability over repeated trials is tau2-bench's pass^k, the chance that all k trials of a task succeed, estimated
+per task from n trials with c successes as C(c, k) / C(n, k) and averaged over tasks; pass@k (at least one of k
+succeeds) is 1 - C(n - c, k) / C(n, k).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,6 +111,16 @@ FAMILY_METRICS: dict[str, tuple[Metric, ...]] = {
 }
 PRIMARY_METRIC = {"inquiry": "accuracy", "workup": "accuracy", "tool": "reward"}
 """The metric agents are ranked by in reports (ties broken by reward)."""
+SUCCESS_METRIC = {"inquiry": "accuracy", "workup": "accuracy", "tool": "task_success"}
+"""The 0/1 metric that counts an episode as a success for pass^k and pass@k."""
+LOWER_IS_BETTER = frozenset({"questions_repeated", "format_errors", *(f"violations_sev{s}" for s in SEVERITIES)})
+NO_BETTER_DIRECTION = frozenset({"turns", "tool_calls"})
+"""How many turns or calls an episode took says how an agent works, not how well."""
+
+
+def direction(name: str) -> int:
+    """+1 when a higher value of the metric is better, -1 when lower is better, 0 when neither."""
+    return -1 if name in LOWER_IS_BETTER else 0 if name in NO_BETTER_DIRECTION else 1
 
 
 def episode_metrics(record: EpisodeRecord) -> dict[str, float | None]:
@@ -119,49 +137,121 @@ class MetricSummary(BaseModel):
     n: int
 
 
-def bootstrap_ci(values: Sequence[float], *, seed: int, resamples: int = RESAMPLES,
-                 confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``values`` (seeded: the same values give the same interval)."""
+def _tail_quantiles(stats: np.ndarray, confidence: float) -> tuple[float, float]:
+    tail = (1.0 - confidence) / 2
+    low, high = np.quantile(stats, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def cluster_resampled_means(values: Sequence[float], clusters: Sequence[Hashable] | None, *, seed: int,
+                            resamples: int = RESAMPLES) -> np.ndarray:
+    """``resamples`` bootstrap means of ``values``: clusters drawn with replacement, then the episodes within each
+    drawn cluster (two-stage); ``clusters`` None makes every value its own cluster."""
+    x = np.asarray(values, dtype=float)
+    labels = list(range(x.size)) if clusters is None else list(clusters)
+    if len(labels) != x.size:
+        raise ValueError(f"{x.size} values but {len(labels)} cluster labels")
+    members: dict[Hashable, list[int]] = defaultdict(list)
+    for i, label in enumerate(labels):
+        members[label].append(i)
+    groups = list(members.values())
+    sizes = np.array([len(g) for g in groups])
+    padded = np.zeros((len(groups), sizes.max()))
+    for row, group in enumerate(groups):
+        padded[row, :len(group)] = x[group]
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    block = max(1, 2_000_000 // (len(groups) * sizes.max()))  # resamples per step, bounding memory
+    for start in range(0, resamples, block):
+        n = min(block, resamples - start)
+        drawn = rng.integers(0, len(groups), size=(n, len(groups)))
+        drawn_sizes = sizes[drawn]
+        within = (rng.random((n, len(groups), sizes.max())) * drawn_sizes[..., None]).astype(int)
+        picked = padded[drawn[..., None], within]
+        mask = np.arange(sizes.max()) < drawn_sizes[..., None]
+        means[start:start + n] = (picked * mask).sum(axis=(1, 2)) / drawn_sizes.sum(axis=1)
+    return means
+
+
+def bootstrap_ci(values: Sequence[float], *, seed: int, clusters: Sequence[Hashable] | None = None,
+                 resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values``, clustered by ``clusters`` (see
+    ``cluster_resampled_means``; seeded: the same values give the same interval)."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         return math.nan, math.nan
     if x.size == 1 or np.all(x == x[0]):
         return float(x[0]), float(x[0])
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
-    tail = (1.0 - confidence) / 2
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(low), float(high)
+    return _tail_quantiles(cluster_resampled_means(x, clusters, seed=seed, resamples=resamples), confidence)
 
 
 def bootstrap_diff_ci(a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int = RESAMPLES,
                       confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Percentile bootstrap interval of mean(b) - mean(a), resampling the two samples independently."""
+    """Percentile bootstrap interval of mean(b) - mean(a) for two unpaired samples, resampled independently (for
+    paired episodes use ``bootstrap_ci`` on the differences)."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.size == 0 or y.size == 0:
         return math.nan, math.nan
     rng = np.random.default_rng(seed)
     diffs = (y[rng.integers(0, y.size, size=(resamples, y.size))].mean(axis=1)
              - x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1))
-    tail = (1.0 - confidence) / 2
-    low, high = np.quantile(diffs, [tail, 1.0 - tail])
-    return float(low), float(high)
+    return _tail_quantiles(diffs, confidence)
 
 
-def summarize(values: Sequence[float | None], seed: int) -> MetricSummary:
-    """Mean and interval of the values that are not None."""
-    present = [float(v) for v in values if v is not None]
-    if not present:
+def summarize(values: Sequence[float | None], seed: int, clusters: Sequence[Hashable] | None = None) -> MetricSummary:
+    """Mean and interval (clustered by ``clusters``, one label per value) of the values that are not None."""
+    labels = range(len(values)) if clusters is None else clusters
+    kept = [(float(v), c) for v, c in zip(values, labels) if v is not None]
+    if not kept:
         return MetricSummary(mean=None, ci_low=None, ci_high=None, n=0)
-    low, high = bootstrap_ci(present, seed=seed)
+    present = [v for v, _ in kept]
+    low, high = bootstrap_ci(present, seed=seed, clusters=[c for _, c in kept])
     return MetricSummary(mean=float(np.mean(present)), ci_low=low, ci_high=high, n=len(present))
+
+
+def task_of(record: EpisodeRecord) -> str:
+    """The cluster of an episode: its case or task id (an episode without one is its own cluster)."""
+    return record.case_id if record.case_id is not None else f"episode {record.episode}"
+
+
+def scored(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The records that count in the metrics: every one but environment errors."""
+    return [r for r in records if r.status != "error"]
+
+
+def pass_hat_k(trials: int, successes: int, k: int) -> float:
+    """tau2-bench's pass^k of one task from ``trials`` with ``successes``: C(c, k) / C(n, k)."""
+    return math.comb(successes, k) / math.comb(trials, k)
+
+
+def pass_at_k(trials: int, successes: int, k: int) -> float:
+    """pass@k of one task: 1 - C(n - c, k) / C(n, k), the chance that at least one of k trials succeeds."""
+    return 1.0 - math.comb(trials - successes, k) / math.comb(trials, k)
+
+
+def reliability(records: Sequence[EpisodeRecord], seed: int) -> dict[str, MetricSummary]:
+    """pass^k for k = 1 .. K and pass@k for k = 2 .. K, K the fewest scored trials of any task (nothing when K < 2):
+    means over tasks of the per-task estimates, with intervals from resampling tasks."""
+    outcomes: dict[str, list[bool]] = defaultdict(list)
+    for record in scored(records):
+        success = episode_metrics(record)[SUCCESS_METRIC[record.family]]
+        outcomes[task_of(record)].append(bool(success))
+    if not outcomes or min(len(v) for v in outcomes.values()) < 2:
+        return {}
+    most = min(len(v) for v in outcomes.values())
+    found: dict[str, MetricSummary] = {}
+    for name, estimate, first in (("pass^", pass_hat_k, 1), ("pass@", pass_at_k, 2)):  # pass@1 is pass^1
+        for k in range(first, most + 1):
+            per_task = [estimate(len(v), sum(v), k) for v in outcomes.values()]
+            found[f"{name}{k}"] = summarize(per_task, seed)
+    return found
 
 
 def metric_values(records: Sequence[EpisodeRecord]) -> dict[str, list[float | None]]:
     """Per metric, the value of every scored episode (environment errors left out), in record order."""
-    scored = [r for r in records if r.status != "error"]
-    if not scored:
+    kept = scored(records)
+    if not kept:
         return {}
-    names = [m.name for m in FAMILY_METRICS[scored[0].family]]
-    rows = [episode_metrics(r) for r in scored]
+    names = [m.name for m in FAMILY_METRICS[kept[0].family]]
+    rows = [episode_metrics(r) for r in kept]
     return {name: [row[name] for row in rows] for name in names}

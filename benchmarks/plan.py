@@ -2,7 +2,8 @@
 every agent, derived from the run seed alone (so same seed, same episodes, and a resumed run picks up the same ones).
 
 Cases are played in an order shuffled once per (seed, environment); with more episodes than cases the order repeats,
-each repeat with new reset seeds. Without an episode count, each case (or task) is played once.
+each repeat with new reset seeds. Without an episode count, each case (or task) is played once. With ``trials`` K,
+each case in that order is played K times in a row (episodes ``kK .. kK+K-1``), as tau2-bench's trials for pass^k.
 """
 
 from __future__ import annotations
@@ -73,13 +74,15 @@ class EnvPlan:
     case_ids: list[str]
     seed: int
     episodes: int
+    trials: int = 1
     _order: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._order = np.random.default_rng([self.seed, _stable(self.env_id)]).permutation(len(self.case_ids))
 
     def case_of(self, episode: int) -> str:
-        return self.case_ids[int(self._order[episode % len(self.case_ids)])]
+        """The case (or task) of an episode: episodes ``k*trials .. k*trials + trials - 1`` play the same one."""
+        return self.case_ids[int(self._order[(episode // self.trials) % len(self.case_ids)])]
 
     def seed_of(self, episode: int) -> int:
         return int(np.random.SeedSequence([self.seed, _stable(self.env_id), episode]).generate_state(1)[0])
@@ -103,10 +106,13 @@ def load_env_tasks(env_id: str, path: str) -> list[Any]:
 
 
 def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | None, episodes: int | None, seed: int,
-             env_kwargs: Mapping[str, Any]) -> EnvPlan:
+             env_kwargs: Mapping[str, Any], trials: int = 1) -> EnvPlan:
     """The plan of one environment. ``cases``: a case set or file for the case families (see ``case_set``);
     ``tasks``: a task file for the tool domains; None keeps the environment's own. ``episodes`` None: each case
-    or task once."""
+    or task once. ``trials``: each of those episodes' cases played that many times in a row (pass^k), each trial
+    with its own reset seed."""
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1, got {trials}")
     family = env_family(env_id)
     if family not in (*CASE_FAMILIES, TOOL_FAMILY):
         raise ValueError(f"{env_id}: no benchmark agents for environment family {family!r}")
@@ -126,4 +132,4 @@ def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | 
         ids = [item.id for item in (probe.unwrapped.tasks if family == TOOL_FAMILY else probe.unwrapped.cases)]
     finally:
         probe.close()
-    return EnvPlan(env_id, family, kwargs, ids, seed, episodes or len(ids))
+    return EnvPlan(env_id, family, kwargs, ids, seed, (episodes or len(ids)) * trials, trials)

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import clinical_gym
-from clinical_gym.benchmarks.agents import Agent, AgentSettings, AgentSpec, parse_agent_specs
+from clinical_gym.benchmarks.agents import TOOL_CALLING, Agent, AgentSettings, AgentSpec, parse_agent_specs
 from clinical_gym.benchmarks.guard import BenchEnv, GuardedPolicy, failure_reason
 from clinical_gym.benchmarks.judging import judge_episode
-from clinical_gym.benchmarks.plan import EnvPlan, case_set, plan_env, resolve_env_ids
+from clinical_gym.benchmarks.actors import actor_kwargs, check_actor_flags
+from clinical_gym.benchmarks.plan import EnvPlan, case_set, env_family, plan_env, resolve_env_ids
+from clinical_gym.benchmarks.provenance import run_provenance
 from clinical_gym.benchmarks.records import (
     RUN_FILE,
     EpisodeKey,
@@ -38,7 +40,7 @@ from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, T
 from clinical_gym.rollout.trajectory import Turn
 
 # Settings that decide what the episodes are; a folder's results are only resumed or extended under the same ones.
-EPISODE_SETTINGS = ("seed", "cases", "tasks", "split", "env_kwargs")
+EPISODE_SETTINGS = ("seed", "cases", "tasks", "split", "env_kwargs", "trials", "patient", "world_model")
 
 
 @dataclass
@@ -51,14 +53,19 @@ class BenchConfig:
         ClinicalInquiry / DiagnosticWorkup (``generated:common:N`` generates N patients; N defaults to
         ``episodes``); tasks: a task file for the tool domains; None keeps each environment's own. split: "test",
         "train" or None (all).
-        episodes: per agent and environment (None: each case or task once). seed: decides the episodes (cases,
-        reset seeds) and sampling. env_kwargs: ``gym.make`` arguments for every environment, or per environment
-        when every key is a registered id (``{"ClinicalInquiry-v0": {"turn_budget": 4}}``).
+        episodes: per agent and environment (None: each case or task once). trials: each of those episodes' cases
+        played this many times (tau2-bench's trials: reports add pass^k and pass@k). seed: decides the episodes
+        (cases, reset seeds) and sampling. env_kwargs: ``gym.make`` arguments for every environment, or per
+        environment when every key is a registered id (``{"ClinicalInquiry-v0": {"turn_budget": 4}}``).
+        patient / world_model: the LLM behind ClinicalInquiry's patient and DiagnosticWorkup's world model (a model
+        at ``patient_base_url`` / ``world_model_base_url``, or a client spec; ``clinical_gym.benchmarks.actors``);
+        None keeps the rule-based ones.
 
     > How to play it
         batch_size: episodes collected together. timeout_s: the longest one generation call may take before its
         episodes fail. max_turn_tokens / max_episode_tokens: token limits of model agents. temperature: sampling of
-        model agents (0: greedy). base_url: the endpoint of ``openai:`` agents. base_model: the base of a LoRA
+        model agents (0: greedy). base_url: the endpoint of ``openai:`` agents. tool_calling: how ``openai:`` agents
+        call tools ("native": the API's tools and tool_calls; "text"). base_model: the base of a LoRA
         checkpoint when its adapter config does not name a usable one. judge: a model at ``judge_base_url``
         (OpenAI-compatible) that rates ClinicalInquiry diagnoses and recommendations. progress: a progress bar.
     """
@@ -82,23 +89,38 @@ class BenchConfig:
     base_url: str | None = None
     base_model: str | None = None
     progress: bool = True
+    trials: int = 1
+    patient: str | None = None
+    patient_base_url: str | None = None
+    world_model: str | None = None
+    world_model_base_url: str | None = None
+    tool_calling: str = "native"
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
-        if (self.episodes is not None and self.episodes < 1) or self.batch_size < 1:
-            raise ValueError("episodes and batch size must be at least 1")
+        if (self.episodes is not None and self.episodes < 1) or self.batch_size < 1 or self.trials < 1:
+            raise ValueError("episodes, trials and batch size must be at least 1")
         if self.timeout_s <= 0:
             raise ValueError(f"timeout must be > 0 seconds, got {self.timeout_s}")
         if self.split not in (None, "train", "test"):
             raise ValueError(f"split must be train or test, got {self.split!r}")
         if not isinstance(self.env_kwargs, dict):
             raise ValueError("env_kwargs must be a JSON object")
+        if self.tool_calling not in TOOL_CALLING:
+            raise ValueError(f"tool calling must be {' or '.join(TOOL_CALLING)}, got {self.tool_calling!r}")
         RolloutLimits(self.max_turn_tokens, self.max_episode_tokens)
 
     def kwargs_for(self, env_id: str) -> dict[str, Any]:
         """The ``gym.make`` arguments of one environment (see ``env_kwargs``)."""
         per_env = bool(self.env_kwargs) and all(key in clinical_gym.env_ids() for key in self.env_kwargs)
-        return dict(self.env_kwargs.get(env_id, {})) if per_env else dict(self.env_kwargs)
+        kwargs = dict(self.env_kwargs.get(env_id, {})) if per_env else dict(self.env_kwargs)
+        return {**kwargs, **actor_kwargs(env_family(env_id), self.actor_models, kwargs)}
+
+    @property
+    def actor_models(self) -> dict[str, tuple[str | None, str | None]]:
+        """(model, base URL) of each simulated actor flag."""
+        return {"patient": (self.patient, self.patient_base_url),
+                "world_model": (self.world_model, self.world_model_base_url)}
 
 
 @dataclass
@@ -115,18 +137,19 @@ def run_bench(config: BenchConfig) -> Path:
     """Run (or resume) the benchmark and write its report; returns the path of ``report.md``."""
     specs = parse_agent_specs(config.agents)
     env_ids = resolve_env_ids(config.envs)
+    check_actor_flags(config.actor_models, (env_family(e) for e in env_ids))
     plans = [plan_env(e, cases=config.cases, tasks=config.tasks, split=config.split, episodes=config.episodes,
-                      seed=config.seed, env_kwargs=config.kwargs_for(e)) for e in env_ids]
+                      seed=config.seed, env_kwargs=config.kwargs_for(e), trials=config.trials) for e in env_ids]
     for plan in plans:
         for spec in specs:
             if not spec.plays(plan.family):
                 raise ValueError(f"agent {spec.label!r} does not play {plan.env_id} ({plan.family} family)")
     config.out.mkdir(parents=True, exist_ok=True)
-    _check_run_file(config)
+    _check_run_file(config, plans)
     drop_partial_line(config.out)
     done = {r.key for r in read_records(config.out)}
     jobs = [Job(plan, spec, _pending_chunks(plan, spec, config, done)) for plan in plans for spec in specs]
-    settings = AgentSettings(config.seed, config.temperature, config.base_url, config.base_model)
+    settings = AgentSettings(config.seed, config.temperature, config.base_url, config.base_model, config.tool_calling)
     for job in (j for j in jobs if j.chunks):
         job.agent = job.spec.build(job.plan.family, settings)  # before playing: models load (and fail) here
     judge = _make_judge(config)
@@ -206,20 +229,24 @@ def _chunk_seed(plan: EnvPlan, first_episode: int, config: BenchConfig) -> int:
     return int(np.random.SeedSequence([config.seed, plan.seed_of(first_episode)]).generate_state(1)[0])
 
 
-def _check_run_file(config: BenchConfig) -> None:
-    """Write ``run.json``, or check that the folder's earlier run used the same episode settings."""
+def _check_run_file(config: BenchConfig, plans: Sequence[EnvPlan]) -> None:
+    """Write ``run.json`` (episode settings, every setting, provenance), or check that the folder's earlier run
+    used the same episode settings."""
     path = config.out / RUN_FILE
     settings = json_safe({name: getattr(config, name) for name in EPISODE_SETTINGS})
     settings["cases"] = case_set(config.cases, config.episodes)
     if path.exists():
         before = json.loads(path.read_text(encoding="utf-8"))
-        changed = [f"{k}: {before.get(k)!r} -> {settings[k]!r}"
-                   for k in EPISODE_SETTINGS if before.get(k) != settings[k]]
+        defaults = {f.name: f.default for f in fields(BenchConfig)}  # a setting added later: its default before
+        changed = [f"{k}: {before.get(k, defaults[k])!r} -> {settings[k]!r}"
+                   for k in EPISODE_SETTINGS if before.get(k, defaults[k]) != settings[k]]
         if changed:
             raise ValueError(f"{config.out} holds a run with other episode settings ({'; '.join(changed)}); "
                              "use another --out")
         return
-    path.write_text(json.dumps({**settings, "config": json_safe(asdict(config))}, indent=1), encoding="utf-8")
+    provenance = run_provenance({plan.env_id: plan.case_ids for plan in plans})
+    path.write_text(json.dumps({**settings, "config": json_safe(asdict(config)), "provenance": provenance}, indent=1),
+                    encoding="utf-8")
 
 
 def _make_judge(config: BenchConfig) -> Any:

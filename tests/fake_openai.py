@@ -12,9 +12,10 @@ Usage::
 Each request to ``/v1/chat/completions`` or ``/v1/completions`` takes the next behaviour from the script;
 once the script is used up, replies come from ``default(path, body) -> text`` (by default, "fake reply").
 Replies have the chat shape (``choices[0].message.content``) or the completions shape (``choices[0].text``)
-according to the path. Behaviours:
+according to the path; a chat reply given as a dict instead of text is the assistant message itself (e.g.
+``{"content": None, "tool_calls": [...]}``, finish reason ``tool_calls``). Behaviours:
 
-* ``("ok", text)``: 200 with ``text`` as the reply (``None`` gives null content).
+* ``("ok", text)``: 200 with ``text`` as the reply (``None`` gives null content; a dict is the chat message).
 * ``("status", code)`` or ``("status", code, headers)``: that HTTP status, an OpenAI-style error body and headers,
   e.g. ``("status", 429, {"Retry-After": "0.1"})``.
 * ``("sleep", seconds)`` or ``("sleep", seconds, text)``: wait, then reply ``text`` (or the default's reply).
@@ -39,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Behaviour = tuple[Any, ...]
-Responder = Callable[[str, Any], "str | None"]
+Responder = Callable[[str, Any], "str | dict[str, Any] | None"]
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
@@ -66,10 +67,12 @@ def default_responder(path: str, body: Any) -> str:
     return "fake reply"
 
 
-def reply_json(path: str, text: str | None, model: str | None) -> dict[str, Any]:
-    """An OpenAI-shaped response body for ``path`` carrying ``text``."""
+def reply_json(path: str, text: str | dict[str, Any] | None, model: str | None) -> dict[str, Any]:
+    """An OpenAI-shaped response body for ``path`` carrying ``text`` (for chat, a dict is the message itself)."""
     if path == CHAT_PATH:
-        choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        message = {"role": "assistant", **text} if isinstance(text, dict) else {"role": "assistant", "content": text}
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        choice = {"index": 0, "message": message, "finish_reason": finish}
         kind = "chat.completion"
     else:
         choice = {"index": 0, "text": text, "finish_reason": "stop"}

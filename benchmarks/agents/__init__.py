@@ -6,7 +6,8 @@
   one of them (its family only);
 * ``oracle``: the upper bound, acting on the ground truth (reports say so);
 * ``transformers:PATH``: a local transformers model (a folder, a cached hub id, or a ``.gguf`` file);
-* ``openai:MODEL``: a model behind an OpenAI-compatible endpoint (``AgentSettings.base_url``);
+* ``openai:MODEL``: a model behind an OpenAI-compatible endpoint (``AgentSettings.base_url``), calling the tools of
+  tool environments natively (``AgentSettings.tool_calling``);
 * ``checkpoint:PATH``: a checkpoint of our trainers, LoRA adapter or full weights.
 
 ``LABEL=`` names the agent in results and reports (default: the spec, a path shortened to its last part).
@@ -29,17 +30,28 @@ RULE_BASED = {"checklist": "inquiry", "test-orderer": "workup", "protocol": "too
 SCRIPTED = ("random", "baseline", "oracle", *RULE_BASED)
 MODEL_KINDS = ("transformers", "openai", "checkpoint")
 
-__all__ = ["FAMILIES", "Agent", "AgentSettings", "AgentSpec", "parse_agent_specs"]
+__all__ = ["FAMILIES", "TOOL_CALLING", "Agent", "AgentSettings", "AgentSpec", "parse_agent_specs"]
+
+
+TOOL_CALLING = ("native", "text")
 
 
 @dataclass(frozen=True)
 class AgentSettings:
-    """What model-backed and random agents are built with (``seed``: the random agent's)."""
+    """What model-backed and random agents are built with (``seed``: the random agent's). ``tool_calling``:
+    how ``openai:`` agents call tools in tool environments: "native" (the schemas sent as the API's ``tools``, the
+    reply's ``tool_calls`` turned into the action) or "text" (tools listed in the system prompt only, calls written
+    as text)."""
 
     seed: int = 0
     temperature: float = 0.0
     base_url: str | None = None
     base_model: str | None = None
+    tool_calling: str = "native"
+
+    def __post_init__(self) -> None:
+        if self.tool_calling not in TOOL_CALLING:
+            raise ValueError(f"tool calling must be {' or '.join(TOOL_CALLING)}, got {self.tool_calling!r}")
 
 
 @dataclass
@@ -87,7 +99,8 @@ def _load_model_agent(name: str, target: str, settings: AgentSettings) -> Agent:
     from clinical_gym.benchmarks.agents import models
 
     if name == "openai":
-        return models.endpoint_agent(target, settings.base_url, settings.temperature)
+        return models.endpoint_agent(target, settings.base_url, settings.temperature,
+                                     native_tools=settings.tool_calling == "native")
     if name == "transformers":
         return models.transformers_agent(target, settings.temperature)
     return models.checkpoint_agent(target, settings.base_model, settings.temperature)

@@ -54,8 +54,11 @@ def transformers_agent(path: str, temperature: float) -> Agent:
     return _model_agent(f"transformers model ({Path(path).name})", tokenizer, model, temperature)
 
 
-def endpoint_agent(model: str, base_url: str | None, temperature: float) -> Agent:
-    policy = OpenAICompatPolicy(model=model, base_url=base_url, temperature=temperature, chat_logprobs=False)
+def endpoint_agent(model: str, base_url: str | None, temperature: float, native_tools: bool = True) -> Agent:
+    """A model behind an OpenAI-compatible chat endpoint; with ``native_tools`` it gets a tool environment's schemas
+    as ``tools`` and answers with ``tool_calls`` (else it writes calls as text)."""
+    policy = OpenAICompatPolicy(model=model, base_url=base_url, temperature=temperature, chat_logprobs=False,
+                                native_tools=native_tools)
     return Agent(f"OpenAI-compatible endpoint ({model})", policy)
 
 

@@ -1,10 +1,12 @@
 """``clinical-gym bench``: run agents on environments and write results, a report and plots; ``bench show`` prints one
-episode; ``bench compare`` prints per-metric differences of two runs with confidence intervals.
+episode; ``bench compare`` compares two agents (of one run or two) on the episodes both played, paired, with
+confidence intervals of the differences.
 
     clinical-gym bench --env ID[,ID...]|all --agent SPEC[,SPEC...] [--cases SET] [--tasks FILE] [--split test]
-                       [--episodes N] [--seed S] --out DIR
+                       [--episodes N] [--trials K] [--seed S] [--patient MODEL] [--world-model MODEL]
+                       [--judge MODEL] [--tool-calling native|text] --out DIR
     clinical-gym bench show DIR --episode K [--env ID] [--agent LABEL]
-    clinical-gym bench compare DIR1 DIR2
+    clinical-gym bench compare DIR_A [DIR_B] [--agent-a LABEL] [--agent-b LABEL]
 
 The benchmark code lives in the ``benchmarks`` package (imported when a command runs).
 """
@@ -35,7 +37,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                              max_turn_tokens=args.max_turn_tokens, max_episode_tokens=args.max_episode_tokens,
                              temperature=args.temperature, env_kwargs=args.env_kwargs, judge=args.judge,
                              judge_base_url=args.judge_base_url, base_url=args.base_url, base_model=args.base_model,
-                             progress=not args.no_progress)
+                             progress=not args.no_progress, trials=args.trials, patient=args.patient,
+                             patient_base_url=args.patient_base_url, world_model=args.world_model,
+                             world_model_base_url=args.world_model_base_url, tool_calling=args.tool_calling)
         report = run_bench(config)
     except (ValueError, TypeError, OSError, ImportError) as e:
         raise CLIError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
@@ -62,11 +66,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from clinical_gym.benchmarks.compare import compare_runs
     from clinical_gym.benchmarks.records import RESULTS_FILE
 
-    for folder in (args.first, args.second):
+    second = args.second or args.first
+    for folder in (args.first, second):
         if not (Path(folder) / RESULTS_FILE).is_file():
             raise CLIError(f"no results in {folder} (expected {Path(folder) / RESULTS_FILE})")
     try:
-        print(compare_runs(Path(args.first), Path(args.second)))
+        print(compare_runs(Path(args.first), Path(second), args.agent_a, args.agent_b))
     except ValueError as e:
         raise CLIError(str(e)) from None
     return 0
@@ -83,6 +88,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--tasks", help="task file (JSON) for the tool domains (default: each domain's own)")
     bench.add_argument("--split", default="test", choices=("test", "train", "all"), help="case split (default test)")
     bench.add_argument("--episodes", type=int, help="episodes per agent and env (default: each case or task once)")
+    bench.add_argument("--trials", type=int, default=1,
+                       help="play each episode's case or task K times; reports add pass^k and pass@k (default 1)")
     bench.add_argument("--seed", type=int, default=0, help="decides the episodes and sampling (default 0)")
     bench.add_argument("--out", help="results folder")
     bench.add_argument("--batch-size", type=int, default=16, help="episodes played at once (default 16)")
@@ -95,7 +102,17 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--env-kwargs", type=json_object, default={}, help="gym.make arguments, a JSON object")
     bench.add_argument("--judge", help="model name of an LLM judge (OpenAI-compatible) for ClinicalInquiry scores")
     bench.add_argument("--judge-base-url", help="the judge's endpoint (default: OPENAI_BASE_URL)")
+    bench.add_argument("--patient", metavar="MODEL",
+                       help="LLM patient of ClinicalInquiry: a served model name, or openai:MODEL / transformers:PATH "
+                            "(default: the rule-based patient)")
+    bench.add_argument("--patient-base-url", help="the patient model's endpoint (default: OPENAI_BASE_URL)")
+    bench.add_argument("--world-model", metavar="MODEL",
+                       help="LLM world model of DiagnosticWorkup, named like --patient (default: record-backed)")
+    bench.add_argument("--world-model-base-url", help="the world model's endpoint (default: OPENAI_BASE_URL)")
     bench.add_argument("--base-url", help="endpoint of openai: agents (default: OPENAI_BASE_URL)")
+    bench.add_argument("--tool-calling", choices=("native", "text"), default="native",
+                       help="how openai: agents call tools in tool environments: native (the schemas sent as "
+                            "'tools', replies' tool_calls) or text (calls written in the reply) (default native)")
     bench.add_argument("--base-model", help="base model of a LoRA checkpoint (default: the one its adapter names)")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
     bench.set_defaults(func=cmd_bench)
@@ -106,7 +123,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--env", help="environment id (when the folder has several)")
     show.add_argument("--agent", help="agent label (when the folder has several)")
     show.set_defaults(func=cmd_show)
-    compare = actions.add_parser("compare", help="per-metric differences of two runs, with confidence intervals")
-    compare.add_argument("first", help="results folder")
-    compare.add_argument("second", help="results folder")
+    compare = actions.add_parser(
+        "compare", help="two agents (of one run or two) on the episodes both played: paired differences with CIs",
+        description="Compare agent A and agent B on the episodes both played (same case and reset seed): per metric "
+                    "the mean of B - A with a 95%% bootstrap interval clustered by task, and how many episodes were "
+                    "paired. A folder with one agent needs no --agent-a/--agent-b; without them, agents with the "
+                    "same label in both folders are compared.")
+    compare.add_argument("first", help="results folder of A")
+    compare.add_argument("second", nargs="?", help="results folder of B (default: the same folder)")
+    compare.add_argument("--agent-a", help="agent label of A in the first folder")
+    compare.add_argument("--agent-b", help="agent label of B in the second folder")
     compare.set_defaults(func=cmd_compare)

@@ -72,6 +72,7 @@ class _Episode:
     trajectory: Trajectory
     chat: ChatTokens | None
     ids: list[int] = field(default_factory=list)
+    tools: tuple[Mapping[str, Any], ...] | None = None
 
 
 class RolloutCollector:
@@ -172,7 +173,8 @@ class RolloutCollector:
             began = time.perf_counter()
             trajectory.opening_ids = chat.opening(system, messages[-1])
             self.last_stats.tokenize_s += time.perf_counter() - began
-        return _Episode(index, env, trajectory, chat, list(trajectory.opening_ids))
+        tools = tuple(info["tools"]) if info.get("tools") else None
+        return _Episode(index, env, trajectory, chat, list(trajectory.opening_ids), tools)
 
     def _room(self, episode: _Episode) -> int:
         return self.limits.max_episode_tokens - len(episode.ids)
@@ -180,7 +182,8 @@ class RolloutCollector:
     def _prompt(self, episode: _Episode) -> Prompt:
         max_new = min(self.limits.max_turn_tokens, self._room(episode))
         token_ids = tuple(episode.ids) if episode.chat is not None else None
-        return Prompt(messages=list(episode.trajectory.messages), max_new_tokens=max_new, token_ids=token_ids)
+        return Prompt(messages=list(episode.trajectory.messages), max_new_tokens=max_new, token_ids=token_ids,
+                      tools=episode.tools)
 
     def _advance(self, episode: _Episode, prompt: Prompt, generation: Generation) -> bool:
         """Record the reply, step the environment, append its reply's tokens; False when the episode is over."""

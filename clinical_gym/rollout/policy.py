@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 FinishReason = Literal["stop", "length"]
 Message = Mapping[str, str]
@@ -16,12 +16,14 @@ class Prompt:
 
     ``messages`` is the OpenAI-style conversation so far. ``token_ids``, when set, is the exact token sequence the
     model must continue (kept by the ``RolloutCollector``, never re-tokenized); token-level policies use it instead
-    of templating ``messages``. ``max_new_tokens`` bounds this generation.
+    of templating ``messages``. ``max_new_tokens`` bounds this generation. ``tools``: the environment's OpenAI tool
+    schemas (``info["tools"]`` of a tool environment), for policies that call tools natively; None elsewhere.
     """
 
     messages: Sequence[Message]
     max_new_tokens: int
     token_ids: Sequence[int] | None = None
+    tools: Sequence[Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
