@@ -226,12 +226,14 @@ def convert_cases(cases: Iterable[Case], db: Any | None = None, existing: Sequen
         drafts.append((task_id, case))
     for n, (task_id, case) in enumerate(sorted(drafts, key=lambda d: d[0]), 1):
         patient_id = f"X{n:04d}"
-        db.patients[patient_id] = _patient(patient_id, case, db.clock)
+        db.patients[patient_id] = chart_patient(patient_id, case, db.clock)
         conversion.tasks.append(_case_task(task_id, patient_id, case))
     return conversion
 
 
-def _patient(patient_id: str, case: Case, clock: str) -> Any:
+def chart_patient(patient_id: str, case: Case, clock: str) -> Any:
+    """A case as a ClinicalDiagnosis ``Patient`` (notes from its history and examination, results, vital signs;
+    nothing the case does not say)."""
     from clinical_gym.domains.clinical_diagnosis.data_model import (Allergy, Condition, LabResult, Medication, Note, Patient,
                                                        VitalSigns)
 

@@ -109,8 +109,10 @@ class ToolDomainEnv(ClinicalEnv):
 
     ## Arguments
     ``gym.make(id, db=None, tasks=None, split=None, max_turns=20, max_calls_per_turn=4, reward="5d" | "sparse",
-    reward_config=None, judge=None, render_mode=None)``; ``tasks``: ``Task`` objects, or a task folder or task file
-    (``clinical_gym.tool_env.task_folder``: a folder's ``db.json`` is the database unless ``db`` is given);
+    reward_config=None, judge=None, render_mode=None, task_seed=None)``; ``tasks``: ``Task`` objects, a task folder
+    or task file (``clinical_gym.tool_env.task_folder``: a folder's ``db.json`` is the database unless ``db`` is
+    given), or ``"generated:N"``: N tasks of the domain's task generator (``task_generator``;
+    ``clinical_gym.tool_env.generation``) for ``task_seed`` (default 0) and ``split``, with their records;
     ``split``: None or "all" (every task), "train", "test"; ``reward_config`` keys are ``FiveDConfig`` fields;
     ``judge`` (an ``LLMClient`` or ``"openai:MODEL"`` / ``"transformers:PATH"``; ``reward="5d"`` only) grades
     assertions that have no rule.
@@ -122,18 +124,20 @@ class ToolDomainEnv(ClinicalEnv):
     ``default_db()``, ``default_tasks()``, ``policy_text()`` (classmethods), ``domain_toolkit(db)``,
     ``shared_toolkits()``, ``canonical_arguments(name, arguments)``, ``patient_facts(db, task)``,
     ``clinical_actions(calls)``; class attributes ``review_categories`` (tool name -> patient-data categories it
-    shows) and ``can_document`` (the domain has a note-writing tool). During an episode ``self.db`` is the episode's
+    shows), ``can_document`` (the domain has a note-writing tool) and ``task_generator`` (``"module:Class"`` of its
+    ``TaskGenerator``, or None). During an episode ``self.db`` is the episode's
     database, ``self.domain_tools`` the domain toolkit bound to it and ``self.toolkit`` everything the agent can call.
     """
 
     review_categories: ClassVar[Mapping[str, frozenset[ReviewCategory]]] = {}
     can_document: ClassVar[bool] = False
+    task_generator: ClassVar[str | None] = None
 
     def __init__(self, db: DomainDB | None = None, tasks: Sequence[Task] | str | PathLike[str] | None = None,
                  split: str | None = None, *, max_turns: int = DEFAULT_MAX_TURNS,
                  max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN, reward: Literal["5d", "sparse"] = "5d",
                  reward_config: Mapping[str, Any] | None = None, judge: str | LLMClient | None = None,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, task_seed: int | None = None) -> None:
         # Set up what ClinicalEnv.__init__ sets, with tasks in place of patient cases.
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
@@ -150,7 +154,7 @@ class ToolDomainEnv(ClinicalEnv):
         self.action_space = UnicodeText(MAX_ACTION_CHARS)
         self.messages: list[dict[str, str]] = []
         self._done = True
-        tasks, db = tasks_argument(tasks, db, type(self))
+        tasks, db = tasks_argument(tasks, db, type(self), split=split, seed=task_seed)
         self.base_db = db if db is not None else self.default_db()
         self.tasks = select_split(list(tasks) if tasks is not None else self.default_tasks(), split)
         if not self.tasks:

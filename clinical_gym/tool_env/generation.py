@@ -82,6 +82,7 @@ def check_seed(seed: Any) -> int:
 
 
 def check_split(split: str | None) -> str | None:
+    """``split`` if it is None, "train" or "test"; ValueError otherwise."""
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)} (or None for both)")
     return split
@@ -149,6 +150,11 @@ class TaskGenerator(ABC):
     def check(self, task: Task, db: DomainDB) -> list[str]:
         """The domain's validation of one task in its world: problems found (empty: valid)."""
         return []
+
+    @abstractmethod
+    def pool_key(self, task: Task) -> str:
+        """What the split pools are made of, for this task (its presentation, condition, kind, ...): no key of a
+        test task is ever the key of a train task."""
 
     # -- the bundled catalogues ----------------------------------------------------------------------------------------
     def base_db(self) -> DomainDB:
@@ -245,11 +251,29 @@ def generator_env_ids() -> list[str]:
     return [e.id for e in ENVIRONMENTS if e.family == "tool" and getattr(_env_class(e.id), "task_generator", None)]
 
 
+def generated_tasks(tasks: Any, db: DomainDB | None, env_class: type[ToolDomainEnv], *, split: str | None = None,
+                    seed: Any = None) -> tuple[list[Task], DomainDB] | None:
+    """The tasks and database of an environment's ``tasks="generated:N"`` (``seed`` default 0), or None when
+    ``tasks`` is something else (then ``seed`` must be None). ValueError (one line) for a bad N or seed, a ``db``
+    given with generated tasks, or an environment without a generator. A set is generated once per process and
+    shared by every env that asks for it (nothing changes it: episodes work on copies)."""
+    n = parse_generated(tasks) if isinstance(tasks, str) else None
+    if n is None:
+        if seed is not None:
+            raise ValueError("task_seed applies only to tasks='generated:N'")
+        return None
+    if db is not None:
+        raise ValueError("db cannot be given with generated tasks: they come with the records they need")
+    generator = generator_for(env_class)
+    generated = cached_generation(f"{type(generator).__module__}:{type(generator).__name__}", n,
+                                  0 if seed is None else check_seed(seed), None if split == "all" else check_split(split))
+    return list(generated.tasks), generated.db
+
+
 @lru_cache(maxsize=16)
-def cached_generation(env_id: str, n: int, seed: int, split: str | None) -> GeneratedTasks:
-    """``generator_for(env_id).generate(n, seed, split)``, made once per process (the database and tasks are never
-    changed: episodes work on copies), so that many envs over one generated set cost one generation."""
-    return generator_for(env_id).generate(n, seed, split)
+def cached_generation(generator: str, n: int, seed: int, split: str | None) -> GeneratedTasks:
+    """``generate(n, seed, split)`` of the generator at ``"module:Class"``, made once per process."""
+    return _generator(generator).generate(n, seed, split)
 
 
 # -- validation --------------------------------------------------------------------------------------------------------

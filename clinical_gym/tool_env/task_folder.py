@@ -84,9 +84,17 @@ def read_tasks(source: str | os.PathLike[str], env_class: type[ToolDomainEnv]) -
     return TaskSource(tasks, None)
 
 
-def tasks_argument(tasks: Any, db: DomainDB | None, env_class: type[ToolDomainEnv]) -> tuple[Any, DomainDB | None]:
+def tasks_argument(tasks: Any, db: DomainDB | None, env_class: type[ToolDomainEnv], *, split: str | None = None,
+                   seed: int | None = None) -> tuple[Any, DomainDB | None]:
     """A tool environment's ``tasks=`` and ``db=`` arguments, with a path in ``tasks`` read (``read_tasks``); the
-    folder's database is used unless ``db`` is given."""
+    folder's database is used unless ``db`` is given. ``"generated:N"`` gives N tasks of the environment's task
+    generator for ``seed`` (default 0) and ``split`` with the database holding their records
+    (``clinical_gym.tool_env.generation``); ``seed`` is an error with any other ``tasks``."""
+    from clinical_gym.tool_env.generation import generated_tasks
+
+    generated = generated_tasks(tasks, db, env_class, split=split, seed=seed)
+    if generated is not None:
+        return generated
     if isinstance(tasks, (str, os.PathLike)):
         source = read_tasks(tasks, env_class)
         return source.tasks, db if db is not None else source.db

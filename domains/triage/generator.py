@@ -390,6 +390,9 @@ class TriageGenerator(TaskGenerator):
         return actions, assertions
 
     # -- validation ----------------------------------------------------------------------------------------------------
+    def pool_key(self, task: Task) -> str:
+        return task.tags[1]  # the presentation
+
     def check(self, task: Task, db: Any) -> list[str]:
         problems = []
         patient = db.patients[task.patient_id]
