@@ -13,7 +13,7 @@ from typing import Sequence
 from clinical_gym.cli.errors import CLIError
 
 # Modules (in clinical_gym.cli) that contribute subcommands, in --help order.
-COMMAND_MODULES = ("play", "cases", "kb", "tools", "data", "train", "bench", "plot")
+COMMAND_MODULES = ("play", "cases", "kb", "tools", "drugs", "data", "train", "bench", "plot")
 
 
 class _Parser(argparse.ArgumentParser):

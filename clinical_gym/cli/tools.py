@@ -28,19 +28,23 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def print_or_write(text: str, out: str | None) -> int:
+    """Print a generated page, or write it to ``out`` (a CLIError when its folder does not exist)."""
+    if out is None:
+        print(text, end="")
+        return 0
+    path = Path(out)
+    if not path.parent.is_dir():
+        raise CLIError(f"folder {path.parent} does not exist")
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     from clinical_gym.tool_env.catalogue import catalogue, domains_markdown
 
-    text = domains_markdown(*catalogue())
-    if args.out is None:
-        print(text, end="")
-        return 0
-    out = Path(args.out)
-    if not out.parent.is_dir():
-        raise CLIError(f"folder {out.parent} does not exist")
-    out.write_text(text, encoding="utf-8")
-    print(f"wrote {out}")
-    return 0
+    return print_or_write(domains_markdown(*catalogue()), args.out)
 
 
 CONVERTIBLE = ("MedicalQA-v0", "ClinicalDiagnosis-v0")
