@@ -51,11 +51,16 @@ def plot_metrics(env: EnvSummary, names: Sequence[str], path: Path) -> Path:
         errors = [[max(0.0, m - (s.ci_low if s.ci_low is not None else m)) for m, s in zip(means, stats)],
                   [max(0.0, h - m) for m, h in zip(means, highs)]]
         ax.barh(labels, means, xerr=errors, capsize=3, color=BAR_COLOURS[direction(name)], alpha=0.75)
-        top = max([*highs, *means, 0.0]) or 1.0
-        ax.set_xlim(min(0.0, min(means)) * 1.1, top * 1.3)
-        for y, (mean, high, stat) in enumerate(zip(means, highs, stats)):
-            ax.text(max(mean, high) + top * 0.03, y, "n/a" if stat.mean is None else f"{mean:.2f}", va="center",
-                    fontsize=8)
+        lows = [m - e for m, e in zip(means, errors[0])]
+        top, bottom = max([*highs, *means, 0.0]), min([*lows, 0.0])
+        span = (top - bottom) or 1.0
+        ax.set_xlim(bottom - (0.3 * span if bottom < 0 else 0.0), top + 0.3 * span)
+        for y, (mean, low, high, stat) in enumerate(zip(means, lows, highs, stats)):
+            text = "n/a" if stat.mean is None else f"{mean:.2f}"
+            if mean < 0:  # the label left of a bar that goes left
+                ax.text(low - 0.03 * span, y, text, va="center", ha="right", fontsize=8)
+            else:
+                ax.text(max(mean, high) + 0.03 * span, y, text, va="center", fontsize=8)
         ax.set_title(metric_title(name), fontsize=10)
         ax.tick_params(labelsize=8)
     for ax in list(axes.flat)[len(names):]:
@@ -96,7 +101,8 @@ def plot_turns(env: EnvSummary, records: Sequence[EpisodeRecord], path: Path) ->
     step = max(1, math.ceil((seen[-1] - seen[0] + 2) / 20))
     ax.set_xticks(range(max(0, seen[0] - 1), seen[-1] + 2, step))
     ax.grid(axis="x", alpha=0.3)
-    ax.set_xlabel("turns in the episode (dot area and label: share of the agent's episodes; red tick: median)")
+    ax.set_xlabel("turns in the episode\n(dot area and label: share of the agent's episodes; red tick: median)",
+                  fontsize=9)
     ax.set_title(f"{env.env}: turns per episode")
     fig.tight_layout()
     fig.savefig(path, dpi=100)

@@ -84,11 +84,13 @@ def reliability_table(env: EnvSummary) -> str:
     agents = [a for a in env.agents if a.reliability]
     if not agents:
         return ""
-    names = list(dict.fromkeys(n for a in agents for n in a.reliability))
+    most = max(int(n[len("pass^"):]) for a in agents for n in a.reliability if n.startswith("pass^"))
+    ks = sorted({k for k in (1, 2, 4, 8, 16, 32) if k < most} | {most})  # every k is in summary.json and the plot
+    names = [f"pass^{k}" for k in ks] + [f"pass@{k}" for k in ks if k > 1]
     success = env.success_metric.replace("_", " ")
     lines = [f"Reliability over repeated trials of each task (success: {success}): pass^k is the chance that all k "
              "trials of a task succeed, pass@k that at least one does (tau2-bench's estimators, averaged over "
-             "tasks; intervals from resampling tasks).", "",
+             "tasks; intervals from resampling tasks; every k is in summary.json and the pass_k plot).", "",
              "| agent | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
     lines += [f"| {a.agent} | " + " | ".join(cell(a.reliability.get(n)) for n in names) + " |" for a in agents]
     return "\n".join(lines)
