@@ -172,3 +172,14 @@ def test_inquiry_tests_are_found_by_the_exam_catalogues_names(request_name, foun
         assert result is None
     else:
         assert result is not None and result.splitlines()[0].lower().rstrip(":") in found
+
+
+def test_a_failing_llm_patient_ends_the_game_with_the_error_shown(monkeypatch, capsys):
+    from fake_openai import serve
+
+    with serve([("status", 400)]) as url:
+        patient = json.dumps({"patient": "openai:patient-model"})
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        out = play(monkeypatch, capsys, "ClinicalInquiry-v0", "--seed", "0", "--env-kwargs", patient,
+                   lines=["When did it start?"])
+    assert "the episode ended on an error (a simulated actor or the judge failed):" in out and "400" in out

@@ -88,13 +88,15 @@ class PlayFamily:
 @dataclass
 class PlayResult:
     """How a played episode ended: ``finished`` is False when the person quit; ``components`` sums each reward
-    component over the episode's steps."""
+    component over the episode's steps; ``error`` is the environment's ``info["error"]`` when a simulated actor
+    failed."""
 
     finished: bool
     reward: float = 0.0
     components: dict[str, float] = field(default_factory=dict)
     turns: int = 0
     outcome: dict[str, Any] | None = None
+    error: str | None = None
 
 
 class PlaySession:
@@ -153,7 +155,7 @@ class PlaySession:
                 self.write(note)
             if terminated or truncated:
                 result.finished, result.turns = True, family.turns()[0]
-                result.outcome = step_info.get("outcome")
+                result.outcome, result.error = step_info.get("outcome"), step_info.get("error")
                 self.write(self._summary(family, result))
                 return result
 
@@ -212,6 +214,8 @@ class PlaySession:
         if "success" in outcome:
             head += f"   success: {'yes' if outcome['success'] else 'no'}"
         lines.append(head)
+        if result.error:
+            lines.append(f"the episode ended on an error (a simulated actor or the judge failed): {result.error}")
         lines.append(f"reward: {result.reward:+.3f} in {result.turns} turn(s)")
         if result.components:
             width = max(len(name) for name in result.components)
