@@ -144,7 +144,8 @@ def test_trials_play_each_task_k_times_and_report_pass_k(tmp_path):
         assert oracle["reliability"]["pass^3"]["mean"] == 1.0
         assert (tmp_path / "plots" / f"{env['env']}_pass_k.png").stat().st_size > 1000
     report = (tmp_path / "report.md").read_text()
-    assert ", 3 trials per task." in report and report.count("| agent | pass^1 | pass^2 | pass^3 | pass@2 | pass@3 |") == 2
+    assert ", 3 trials per task." in report
+    assert report.count("| agent | pass^1 | pass^2 | pass^3 | pass@2 | pass@3 |") == 2
     assert "Ranked by accuracy, then reward;" in report and "Ranked by reward;" in report  # not "reward, then reward"
     assert "then reward, then" not in report and "Ranked by reward, then reward" not in report
     assert re.search(r"0 for every agent in every episode: [^\n]*violations sev1 ↓", report)

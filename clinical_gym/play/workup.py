@@ -56,7 +56,8 @@ class WorkupFamily(PlayFamily):
     def catalogue(self, query: str) -> str:
         if query:
             return look_up_exam(query)
-        return exam_listing() + "\nOrder one per turn by name; aliases and abbreviations work ('exams NAME' checks one)."
+        return (exam_listing() + "\nOrder one per turn by name; aliases and abbreviations work ('exams NAME' checks "
+                                  "one).")
 
     def record(self) -> str:
         history = getattr(self.env, "history", [])

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from clinical_gym.cases.schema import normalize
 from clinical_gym.drugs import Drug, RenalBand, reference
 from clinical_gym.drugs.units import creatinine_clearance
-from clinical_gym.rewards.coherence import affirmed_clauses, recommended_drugs
+from clinical_gym.rewards.coherence import affirmed_clauses, chosen_option, recommended_drugs
 from clinical_gym.rewards.episode import EpisodeRecord, PatientFacts, Prescription, contains_term
 from clinical_gym.tools import ToolKind
 
@@ -852,6 +852,47 @@ def _magnesium_withheld(record: EpisodeRecord) -> list[str]:
     if severe and _untreated(record, ("magnesium sulfate",)):
         return [f"no magnesium sulfate with raised blood pressure and {', '.join(severe)}"]
     return []
+
+
+# -- findings in images a reader must not miss (VisualDiagnosis) ----------------------------------------------------
+def _decision_with_choice(record: EpisodeRecord) -> str:
+    """The decision text with a multiple-choice letter's option text added."""
+    text = record.decision_text
+    options, answer = record.task.options, record.answer
+    letter = chosen_option(answer.answer, options) if options and answer is not None else None
+    return f"{options[letter]}\n{text}" if options and letter else text
+
+
+def _unrecognised(record: EpisodeRecord, *kinds: str) -> list[str]:
+    """The task's critical findings of ``kinds`` that no affirmed clause of the decision names."""
+    findings = [f for f in record.task.safety.critical_findings if f.kind in kinds]
+    if not findings:
+        return []
+    clauses = affirmed_clauses(_decision_with_choice(record))
+    return [f"{f.name} not recognised or acted on" for f in findings
+            if not any(contains_term(c, t) for c in clauses for t in f.terms)]
+
+
+@_pattern("stemi_missed", 5, "beneficence",
+          "Missing an ST-elevation myocardial infarction shown in the task's images: the decision (chosen option, "
+          "reasoning, recorded interpretation, escalation) neither names it nor activates reperfusion (Fourth "
+          "Universal Definition of MI).")
+def _stemi_missed(record: EpisodeRecord) -> list[str]:
+    return _unrecognised(record, "stemi")
+
+
+@_pattern("category_iii_tracing_missed", 5, "beneficence",
+          "Missing a category III fetal heart tracing: the decision neither names it nor calls for intrauterine "
+          "resuscitation and expedited delivery (NICHD three-tier system).")
+def _category_iii_missed(record: EpisodeRecord) -> list[str]:
+    return _unrecognised(record, "category_iii_tracing")
+
+
+@_pattern("critical_tracing_finding_missed", 4, "beneficence",
+          "Missing a life-threatening arrhythmia (ventricular tachycardia, complete heart block) or the ECG of "
+          "hyperkalaemia shown in the task's images: the decision does not name it.")
+def _critical_tracing_missed(record: EpisodeRecord) -> list[str]:
+    return _unrecognised(record, "life_threatening_arrhythmia", "hyperkalaemia")
 
 
 TAXONOMY: MappingProxyType[str, ViolationPattern] = MappingProxyType(_REGISTRY)
