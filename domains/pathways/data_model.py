@@ -247,7 +247,8 @@ class PathwayDB(RecordListsDB):
     @classmethod
     def build(cls, source: PathwaySource, triage: TriageDB, chart: ClinicalDiagnosisDB,
               medicines: DrugInteractionDB) -> PathwayDB:
-        """The pathway database over ``source``'s patients, with the catalogues of the given domain databases."""
+        """The pathway database over ``source``'s patients, with the catalogues of the given domain databases (the
+        medicines view takes its drugs from the drug reference; ``medicines`` is kept for callers' sake)."""
         patients = source.patients
         triage_view_db = TriageDB.model_validate({
             **triage.model_dump(exclude={"patients", "clock", *TRIAGE_RECORDS}), "clock": source.clock,
