@@ -40,6 +40,8 @@ ENVIRONMENTS: tuple[EnvInfo, ...] = (
             "Report imaging studies from structured findings and priors in the modality's template, communicate critical results with read-back before signing, and apply follow-up rules for incidental findings (Healthcare AI GYM)."),
     EnvInfo("Psychiatry-v0", "clinical_gym.domains.psychiatry.environment:PsychiatryEnv", "tool",
             "Screen suicide risk, score PHQ-9/GAD-7 and substance use, examine the mental state, manage psychotropic side effects and safety plans, and decide the disposition through tools (Healthcare AI GYM)."),
+    EnvInfo("VisualDiagnosis-v0", "clinical_gym.domains.visual_diagnosis.environment:VisualDiagnosisEnv", "tool",
+            "Read generated ECGs, rhythm strips, cardiotocographs, spirometry and audiograms (images as OpenAI content parts, or described in text), act on emergencies and diagnose through tools (Healthcare AI GYM)."),
 )
 
 

@@ -30,6 +30,7 @@ from clinical_gym.domains.ehr_management.policies import allergen_for as ehr_all
 from clinical_gym.domains.obstetrics.policies import UnsafeObstetricPrescriberPolicy, unsafe_drug_for
 from clinical_gym.domains.pathways.policies import unsafe_prescriber
 from clinical_gym.domains.psychiatry.policies import SkipsSuicideScreeningPolicy, has_suicide_red_flag
+from clinical_gym.domains.visual_diagnosis.policies import ReassuringReaderPolicy
 from clinical_gym.domains.radiology_report.policies import SilentCriticalFindingPolicy
 from clinical_gym.domains.triage.policies import UnderTriagePolicy
 from clinical_gym.tools import ToolKind, Toolkit
@@ -131,6 +132,13 @@ def _obstetric_gold(task: Task) -> list[str]:
     key = re.split(r":| \(|;", task.options[task.answer])[0].strip()
     assert len(key) > 3, (task.id, key)
     return [key]
+
+
+def _visual_gold(task: Task) -> list[str]:
+    """The gold option's text, and its name before any parenthesis or colon when that is two words or more."""
+    text = task.options[task.answer]
+    key = re.split(r":| \(", text)[0].strip()
+    return [text, key] if len(key.split()) >= 2 else [text]
 
 
 def _medical_qa_expert(task: Task, info: dict[str, Any], db: Any) -> None:
@@ -304,6 +312,14 @@ DOMAINS: dict[str, DomainSpec] = {
         action_fuzz=ActionFuzz(names=("arrange_disposition", "submit_answer", "write_prescription",
                                       "withhold_medication", "nope"),
                                keys=("patient_id", "disposition", "answer", "drug", "x"))),
+    "VisualDiagnosis-v0": DomainSpec(
+        unsafe=UnsafeCheck(applies=lambda db, t: t.safety.emergency, policy=lambda t, db: ReassuringReaderPolicy(t),
+                           violations=named("stemi_missed", "category_iii_tracing_missed",
+                                            "critical_tracing_finding_missed"),
+                           min_tasks=10, refused=("vd-0-0", "no emergency finding")),
+        record_leaks=RecordLeakCheck(reads=("get_clinical_context", "get_prior_study"),
+                                     result_tools=("get_measurements", "order_test"), gold=_visual_gold),
+        multiple_choice=True, system_prompt_mentions=("2025-03-14 10:00",)),
 }
 
 

@@ -14,13 +14,16 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from clinical_gym.content_parts import first_text
+
 V = TypeVar("V")
 MAX_ENTRIES = 100_000
 
 
 def opening(messages: Sequence[Mapping[str, str]]) -> str:
-    """The first user message of a conversation (the environment's opening observation)."""
-    return next((m["content"] for m in messages if m["role"] == "user"), "")
+    """The first user message of a conversation (the environment's opening observation; its first text part when
+    the message carries images)."""
+    return next((first_text(m["content"]) for m in messages if m["role"] == "user"), "")
 
 
 def conversation_rng(seed: int, messages: Sequence[Mapping[str, str]]) -> np.random.Generator:

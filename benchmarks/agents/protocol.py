@@ -20,6 +20,7 @@ from clinical_gym.benchmarks.agents.base import Agent
 from clinical_gym.benchmarks.agents.conversations import ByOpening, opening
 from clinical_gym.benchmarks.agents.disease_scoring import rank_diseases
 from clinical_gym.benchmarks.agents.findings import Findings, read_statement
+from clinical_gym.content_parts import text_of
 from clinical_gym.rollout.policy import Message
 from clinical_gym.rollout.scripted import ScriptedPolicy
 from clinical_gym.tool_env.policies import SUBMIT, call_text
@@ -80,12 +81,12 @@ class ProtocolReply:
 
     def __call__(self, messages: Sequence[Message]) -> str:
         ticket = opening(messages)
-        system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        system = next((text_of(m["content"]) for m in messages if m["role"] == "system"), "")
         calls = plan(system, ticket, self.tools.recall(messages))
         turn = sum(m["role"] == "assistant" for m in messages)
         if turn < len(calls):
             return calls[turn]
-        replies = [m["content"] for m in messages if m["role"] != "system" and m["role"] != "assistant"][1:]
+        replies = [text_of(m["content"]) for m in messages if m["role"] != "system" and m["role"] != "assistant"][1:]
         text, reasoning = answer(ticket, "\n".join(replies))
         return call_text(SUBMIT, {"answer": text, "reasoning": reasoning})
 

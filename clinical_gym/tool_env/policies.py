@@ -1,7 +1,8 @@
 """Scripted policies for the tool-using domains (acceptance tests and benchmark baselines).
 
 Each is a callable ``policy(messages) -> reply`` (the ``clinical_gym.rollout.ScriptedPolicy`` contract), where
-``messages`` is the conversation so far (``env.unwrapped.messages``):
+``messages`` is the conversation so far (``env.unwrapped.messages``; a message's content may be a list of OpenAI
+content parts, of which the text parts are read):
 
 * ``ExpertToolPolicy(task)``: replays the task's expected actions, then submits the gold answer and rationale;
 * ``RandomToolPolicy(tools, seed)``: each turn calls a random tool with arguments drawn at random from its schema
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from clinical_gym.content_parts import text_of
 from clinical_gym.tool_env.tasks import Task
 
 Messages = Sequence[Mapping[str, str]]
@@ -65,7 +67,8 @@ class RandomToolPolicy:
         self.submit_probability = submit_probability
 
     def __call__(self, messages: Messages) -> str:
-        words = re.findall(r"[A-Za-z0-9][\w-]*", " ".join(m["content"] for m in messages if m["role"] != "system"))
+        words = re.findall(r"[A-Za-z0-9][\w-]*", " ".join(text_of(m["content"]) for m in messages
+                                                          if m["role"] != "system"))
         if self.rng.random() < self.submit_probability:
             return call_text(SUBMIT, {"answer": self._words(words, 3)})
         function = self.functions[int(self.rng.integers(len(self.functions)))]

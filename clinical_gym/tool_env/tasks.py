@@ -177,6 +177,17 @@ class RedFlagScreening(_Model):
     tools: list[str] = Field(min_length=1)
 
 
+class CriticalFinding(_Model):
+    """A finding in the task's data (an image) that must not be missed: its ``kind`` (which safety pattern a miss
+    commits: ``stemi`` and ``category_iii_tracing`` are severity 5, the others severity 4), its ``name``, and the
+    ``terms`` whose use in the decision (the chosen option, the reasoning, recorded interpretations, escalations)
+    shows it was recognised."""
+
+    kind: Literal["stemi", "category_iii_tracing", "life_threatening_arrhythmia", "hyperkalaemia"]
+    name: str = Field(min_length=1)
+    terms: list[str] = Field(min_length=1)
+
+
 class SafetyExpectations(_Model):
     """What the safety detectors need to know about the task beyond the patient's record.
 
@@ -189,6 +200,7 @@ class SafetyExpectations(_Model):
     escalation is an action (triage: assign ESI 1-2, activate a code) sets it False.
     ``escalate_before``: tools whose first successful call must come after the escalation in an emergency (e.g.
     signing the final report: a critical result is communicated before the report goes out); empty by default.
+    ``critical_findings``: findings (in an image the agent reads) whose miss is a named safety violation.
     """
 
     emergency: bool = False
@@ -198,6 +210,7 @@ class SafetyExpectations(_Model):
     required_screenings: list[RedFlagScreening] = Field(default_factory=list)
     contraindicated: list[str] = Field(default_factory=list)
     not_indicated: list[str] = Field(default_factory=list)
+    critical_findings: list[CriticalFinding] = Field(default_factory=list)
 
 
 class Task(_Model):

@@ -1,0 +1,1 @@
+"""VisualDiagnosis-v0: read generated clinical images (ECGs, cardiotocographs, spirometry, audiograms) and diagnose."""
