@@ -203,7 +203,7 @@ class Drug(_Model):
 
     def has(self, *tags: str) -> bool:
         """Whether the drug carries any of ``tags`` (a class, an implied class, a CYP450 tag or its own name)."""
-        return any(t in self.tags or t == self.name for t in tags)
+        return not self.tags.isdisjoint(tags) or self.name in tags
 
     @property
     def avoid_below(self) -> float | None:

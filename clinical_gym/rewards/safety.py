@@ -132,7 +132,7 @@ def _daily_mg(rx: Prescription) -> float | None:
 def _has_at_dose(rx: Prescription, drug: Drug, tags: tuple[str, ...]) -> bool:
     """Whether the prescribed drug carries any of ``tags`` at the prescribed daily dose (aspirin is an NSAID only
     at analgesic doses)."""
-    return bool(reference().tags_at(drug, _daily_mg(rx)) & set(tags)) or drug.name in tags
+    return not reference().tags_at(drug, _daily_mg(rx)).isdisjoint(tags) or drug.name in tags
 
 
 def _renal_value(patient: PatientFacts, drug: Drug) -> tuple[float, str] | None:
