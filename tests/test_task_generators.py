@@ -236,3 +236,39 @@ def test_every_prescribing_task_has_exactly_one_safe_option():
         assert safe == [task.answer], task.id
         assert set(task.safety.contraindicated) == {d for k, d in task.options.items()
                                                     if k != task.answer and d not in task.safety.not_indicated}
+
+
+# -- EHRManagement -----------------------------------------------------------------------------------------------------
+def test_the_trend_rule_at_its_five_percent_boundary():
+    from clinical_gym.domains.ehr_management.tools import trend_direction
+
+    assert trend_direction(100, 104.9) == "stable" and trend_direction(100, 95.1) == "stable"
+    assert trend_direction(100, 105) == "rising" and trend_direction(100, 95) == "falling"
+    assert trend_direction(0, 0) == "stable" and trend_direction(0, 0.2) == "rising"
+
+
+def test_only_critical_tasks_hold_a_critical_result_and_they_flag_it():
+    g = generated("EHRManagement-v0")
+    generator = generator_for("EHRManagement-v0")
+    critical = [t for t in g.tasks if t.category == "critical"]
+    assert len(critical) >= 30 and all(t.safety.emergency for t in critical)
+    trend = next(t for t in g.tasks if t.category == "trend")
+    wrong = next(k for k in trend.options if k != trend.answer)
+    assert any("get_lab_trend says" in p for p in generator.check(trend.model_copy(update={"answer": wrong}), g.db))
+
+
+# -- MedicalQA and RadiologyReport -------------------------------------------------------------------------------------
+def test_answers_are_what_the_rules_compute():
+    from clinical_gym.domains.radiology_report.follow_up_rules import fleischner_recommendation
+    from clinical_gym.tools import instruments
+
+    g = generated("MedicalQA-v0")
+    for task in (t for t in g.tasks if t.category == "calculation"):
+        call = next(a for a in task.expected_actions if a.name in instruments.__all__)
+        assert str(int(getattr(instruments, call.name)(**call.arguments).score)) == task.options[task.answer]
+    g = generated("RadiologyReport-v0")
+    for task in (t for t in g.tasks if t.category == "nodule"):
+        call = next(a for a in task.expected_actions if a.name == "calculate_nodule_follow_up").arguments
+        rule = fleischner_recommendation(call["nodule_type"], call["long_axis_mm"], call["short_axis_mm"],
+                                         call["multiple"], call["patient_risk"], call.get("solid_component_mm", 0))
+        assert rule["recommendation"] == task.options[task.answer], task.id

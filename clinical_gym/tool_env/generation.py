@@ -290,6 +290,8 @@ def validate_generated(generated: GeneratedTasks, generator: TaskGenerator | Non
     problems: list[str] = []
     seen: set[str] = set()
     patients = getattr(generated.db, "patients", None)
+    if isinstance(patients, list):
+        patients = {getattr(p, "patient_id", None) for p in patients}
     for task in generated.tasks:
         found: list[str] = []
         if task.id in seen:

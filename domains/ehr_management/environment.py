@@ -98,6 +98,7 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
     bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
+    task_generator = "clinical_gym.domains.ehr_management.generator:EHRManagementGenerator"
 
     def domain_toolkit(self, db: EHRManagementDB) -> Toolkit:  # type: ignore[override]
         return EHRManagementTools(db)

@@ -90,6 +90,15 @@ def parse_window_time(text: str | None, name: str) -> str | None:
         raise ValueError(f"{name} {text!r} is not a time; times look like '2025-06-11 08:00'") from None
 
 
+def trend_direction(first: float, last: float) -> str:
+    """Where a series went from its first to its last value: "stable" within ``STABLE_PERCENT`` percent (or no
+    change), else "rising" or "falling"."""
+    change = last - first
+    if change == 0 or (first and abs(100 * change / first) < STABLE_PERCENT):
+        return "stable"
+    return "rising" if change > 0 else "falling"
+
+
 def lab_view(event: LabEvent, item: LabItem) -> dict[str, Any]:
     """A lab event as the agent sees it."""
     view: dict[str, Any] = {"labevent_id": event.labevent_id, "itemid": event.itemid, "label": item.label,
@@ -378,8 +387,7 @@ class EHRManagementTools(Toolkit):
         high = max(events, key=lambda e: e.valuenum)
         change = last.valuenum - first.valuenum
         percent = 100 * change / first.valuenum if first.valuenum else None
-        direction = ("stable" if percent is not None and abs(percent) < STABLE_PERCENT or change == 0
-                     else "rising" if change > 0 else "falling")
+        direction = trend_direction(first.valuenum, last.valuenum)
         return {"label": lab.label, "itemid": lab.itemid, "unit": first.valueuom, "count": len(events),
                 "reference_range": [first.ref_range_lower, first.ref_range_upper],
                 "first": {"charttime": first.charttime, "value": first.valuenum},

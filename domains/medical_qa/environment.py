@@ -40,6 +40,7 @@ class MedicalQAEnv(BundledDomain, ToolDomainEnv):
     """
 
     bundled = BUNDLED
+    task_generator = "clinical_gym.domains.medical_qa.generator:MedicalQAGenerator"
 
     def __init__(self, db: MedicalQADB | None = None, tasks: list[Task] | None = None, split: str | None = None, *,
                  knowledge: KnowledgeSource = "bundled", wrong_answer_scale: float = DEFAULT_WRONG_ANSWER_SCALE,

@@ -70,6 +70,7 @@ class RadiologyReportEnv(BundledDomain, ToolDomainEnv):
     bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
+    task_generator = "clinical_gym.domains.radiology_report.generator:RadiologyReportGenerator"
 
     def domain_toolkit(self, db: RadiologyReportDB) -> Toolkit:  # type: ignore[override]
         return RadiologyReportTools(db)
