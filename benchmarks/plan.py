@@ -20,6 +20,7 @@ import numpy as np
 import clinical_gym
 from clinical_gym.cases import Case, load_cases
 from clinical_gym.registration import env_family
+from clinical_gym.tool_env.task_folder import read_tasks
 
 __all__ = ["CASE_FAMILIES", "TOOL_FAMILY", "EnvPlan", "case_set", "env_family", "load_env_tasks", "plan_env",
            "resolve_env_ids"]
@@ -100,15 +101,18 @@ def _env_class(env_id: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def load_env_tasks(env_id: str, path: str) -> list[Any]:
-    """The tasks of a task file in the form the tool environment ``env_id`` takes (its ``load_task_file``)."""
-    return _env_class(env_id).load_task_file(path)
+def load_env_tasks(env_id: str, path: str) -> dict[str, Any]:
+    """The ``gym.make`` arguments of a task folder or file for the tool environment ``env_id``: its tasks in the form
+    the environment takes, and the folder's database as ``db`` when it has one (``clinical_gym.tool_env.task_folder``);
+    read once, so every episode's environment shares them."""
+    source = read_tasks(path, _env_class(env_id))
+    return {"tasks": source.tasks, **({"db": source.db} if source.db is not None else {})}
 
 
 def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | None, episodes: int | None, seed: int,
              env_kwargs: Mapping[str, Any], trials: int = 1) -> EnvPlan:
     """The plan of one environment. ``cases``: a case set or file for the case families (see ``case_set``);
-    ``tasks``: a task file for the tool domains; None keeps the environment's own. ``episodes`` None: each case
+    ``tasks``: a task folder or file for the tool domains (``load_env_tasks``); None keeps the environment's own. ``episodes`` None: each case
     or task once. ``trials``: each of those episodes' cases played that many times in a row (pass^k), each trial
     with its own reset seed."""
     if trials < 1:
@@ -125,7 +129,7 @@ def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | 
         kwargs.update(cases=found)
     else:
         if tasks:
-            kwargs["tasks"] = load_env_tasks(env_id, tasks)
+            kwargs = {**load_env_tasks(env_id, tasks), **kwargs}
         kwargs["split"] = split
     probe = gym.make(env_id, **kwargs)
     try:

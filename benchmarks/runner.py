@@ -4,8 +4,9 @@ appended to ``results.jsonl`` as they finish, then ``summary.json``, ``report.md
 Episodes run in fixed chunks of ``batch_size`` (episode indices ``[c*B, (c+1)*B)``), one collector call per chunk,
 so generation is batched across the chunk's live episodes and each chunk's episodes, seeds and batches are the same
 whether or not the run was interrupted. Rerunning into the same folder resumes: episodes already written are
-skipped (a chunk is written whole, after it finishes). A failing agent or environment is recorded as failed or
-error episodes and the run goes on.
+skipped (a chunk is written whole, after it finishes), and episodes recorded as failed or error are played again.
+Before anything is played, every LLM endpoint of the run must answer (``clinical_gym.benchmarks.preflight``). A
+failing agent or environment during the run is recorded as failed or error episodes and the run goes on.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from clinical_gym.benchmarks.judging import judge_episode
 from clinical_gym.benchmarks.actors import actor_kwargs, check_actor_flags
 from clinical_gym.benchmarks.plan import EnvPlan, case_set, env_family, plan_env, resolve_env_ids
 from clinical_gym.benchmarks.provenance import run_provenance
+from clinical_gym.benchmarks.preflight import Endpoint, actor_endpoints, agent_endpoint, check_endpoints
 from clinical_gym.benchmarks.records import (
     RUN_FILE,
     EpisodeKey,
@@ -32,6 +34,7 @@ from clinical_gym.benchmarks.records import (
     TurnRecord,
     append_records,
     drop_partial_line,
+    drop_retried,
     json_safe,
     read_records,
 )
@@ -102,8 +105,10 @@ class BenchConfig:
             raise ValueError("episodes, trials and batch size must be at least 1")
         if self.timeout_s <= 0:
             raise ValueError(f"timeout must be > 0 seconds, got {self.timeout_s}")
+        if self.split == "all":
+            self.split = None
         if self.split not in (None, "train", "test"):
-            raise ValueError(f"split must be train or test, got {self.split!r}")
+            raise ValueError(f"split must be train, test or all, got {self.split!r}")
         if not isinstance(self.env_kwargs, dict):
             raise ValueError("env_kwargs must be a JSON object")
         if self.tool_calling not in TOOL_CALLING:
@@ -147,12 +152,14 @@ def run_bench(config: BenchConfig) -> Path:
     config.out.mkdir(parents=True, exist_ok=True)
     _check_run_file(config, plans)
     drop_partial_line(config.out)
+    drop_retried(config.out)  # failed and error episodes are played again
     done = {r.key for r in read_records(config.out)}
     jobs = [Job(plan, spec, _pending_chunks(plan, spec, config, done)) for plan in plans for spec in specs]
     settings = AgentSettings(config.seed, config.temperature, config.base_url, config.base_model, config.tool_calling)
     for job in (j for j in jobs if j.chunks):
         job.agent = job.spec.build(job.plan.family, settings)  # before playing: models load (and fail) here
     judge = _make_judge(config)
+    _check_endpoints([j for j in jobs if j.chunks], judge)
     bar = _progress(sum(len(c) for job in jobs for c in job.chunks), config.progress)
     try:
         for job in (j for j in jobs if j.chunks):
@@ -247,6 +254,16 @@ def _check_run_file(config: BenchConfig, plans: Sequence[EnvPlan]) -> None:
     provenance = run_provenance({plan.env_id: plan.case_ids for plan in plans})
     path.write_text(json.dumps({**settings, "config": json_safe(asdict(config)), "provenance": provenance}, indent=1),
                     encoding="utf-8")
+
+
+def _check_endpoints(jobs: Sequence[Job], judge: Any) -> None:
+    """Every LLM endpoint the pending episodes will use answers (agents, simulated actors, the judge)."""
+    endpoints = [e for job in jobs if (e := agent_endpoint(job.spec.label, job.agent)) is not None]
+    for plan in {id(job.plan): job.plan for job in jobs}.values():
+        endpoints += actor_endpoints(plan.env_id, plan.kwargs)
+    if judge is not None:
+        endpoints.append(Endpoint("judge", judge.client))
+    check_endpoints(endpoints)
 
 
 def _make_judge(config: BenchConfig) -> Any:

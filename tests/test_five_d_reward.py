@@ -21,7 +21,7 @@ from clinical_gym.rewards.episode import (
 )
 from clinical_gym.rewards.five_d import FiveDConfig, FiveDReward, score_accuracy, score_process
 from clinical_gym.rewards.overlap import bleu1, open_answer_score, rouge1_f1
-from clinical_gym.rewards.safety import TAXONOMY, detect_violations
+from clinical_gym.rewards.safety import REQUIREMENTS, TAXONOMY, detect_violations
 from clinical_gym.tool_env.tasks import Assertion, ExpectedAction, SafetyExpectations, Task
 from clinical_gym.tools import CallForm, ToolKind
 
@@ -309,6 +309,32 @@ def test_each_pattern_is_detected_with_evidence(name):
     violations = {v.name: v for v in detect_violations(record(**VIOLATING[name]))}
     assert name in violations
     assert violations[name].evidence and violations[name].severity == TAXONOMY[name].severity
+
+
+def _without(built: EpisodeRecord, condition: str) -> EpisodeRecord:
+    """``built`` with what ``condition`` (a ``safety.REQUIREMENTS`` key) looks for taken away."""
+    if condition in ("prescriptions", "orders", "escalations"):
+        return built.model_copy(update={"actions": built.actions.model_copy(update={condition: []})})
+    field = {"emergency": ("emergency", False), "screenings": ("required_screenings", [])}[condition]
+    task = built.task.model_copy(update={"safety": built.task.safety.model_copy(update=dict([field]))})
+    return built.model_copy(update={"task": task})
+
+
+def test_patterns_skipped_for_an_unmet_requirement_find_nothing_without_it():
+    """``detect_violations`` skips a pattern on episodes that miss one of its ``requires`` conditions: on every
+    violating example with a condition taken away, each pattern requiring it finds nothing, and each pattern that
+    fired on its own example and does not require it still fires."""
+    assert set(REQUIREMENTS) == {"prescriptions", "orders", "escalations", "emergency", "screenings"}
+    assert sum(bool(p.requires) for p in TAXONOMY.values()) >= 60
+    for condition in REQUIREMENTS:
+        requiring = {n for n, p in TAXONOMY.items() if condition in p.requires}
+        assert requiring, condition
+        for name, example in VIOLATING.items():
+            without = _without(record(**example), condition)
+            for other in requiring:
+                assert TAXONOMY[other].detect(without) == [], (condition, other, name)
+            if name not in requiring and not REQUIREMENTS[condition](record(**example)):
+                assert name in {v.name for v in detect_violations(without)}, (condition, name)
 
 
 def test_pharmacology_lookups():

@@ -14,10 +14,11 @@ The benchmark code lives in the ``benchmarks`` package (imported when a command 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from clinical_gym.cli.arguments import json_object
-from clinical_gym.cli.errors import CLIError
+from clinical_gym.cli.errors import CLIError, missing_extra, require
 
 AGENT_HELP = ("agent specs, comma-separated: random, baseline (each env's rule-based agent), oracle, "
               "transformers:PATH, openai:MODEL, checkpoint:PATH; LABEL=SPEC names one")
@@ -27,12 +28,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     missing = [flag for flag, value in (("--env", args.env), ("--agent", args.agent), ("--out", args.out)) if not value]
     if missing:
         raise CLIError(f"bench needs {', '.join(missing)} (or use 'bench show' / 'bench compare')")
+    require("matplotlib", "clinical-gym bench")  # the report's plots: fail before any episode is played
+    from clinical_gym.benchmarks.records import read_records
     from clinical_gym.benchmarks.report import PLOTS_DIR, overview_table, read_summary
     from clinical_gym.benchmarks.runner import BenchConfig, run_bench
+    from clinical_gym.cases.loading import is_own_data
 
+    split = args.split or ("all" if is_own_data(args.cases) or is_own_data(args.tasks) else "test")
     try:
         config = BenchConfig(envs=args.env, agents=args.agent, out=Path(args.out), cases=args.cases, tasks=args.tasks,
-                             split=None if args.split == "all" else args.split, episodes=args.episodes,
+                             split=split, episodes=args.episodes,
                              seed=args.seed, batch_size=args.batch_size, timeout_s=args.timeout,
                              max_turn_tokens=args.max_turn_tokens, max_episode_tokens=args.max_episode_tokens,
                              temperature=args.temperature, env_kwargs=args.env_kwargs, judge=args.judge,
@@ -41,10 +46,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
                              patient_base_url=args.patient_base_url, world_model=args.world_model,
                              world_model_base_url=args.world_model_base_url, tool_calling=args.tool_calling)
         report = run_bench(config)
-    except (ValueError, TypeError, OSError, ImportError) as e:
+    except ImportError as e:
+        raise (missing_extra(e, "clinical-gym bench") or CLIError(str(e).splitlines()[0])) from None
+    except (ValueError, TypeError, OSError) as e:
         raise CLIError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
     print(overview_table(read_summary(report.parent)))
     print(f"\nreport: {report}\nplots:  {report.parent / PLOTS_DIR}")
+    return _failure_count(read_records(report.parent))
+
+
+def _failure_count(records: list) -> int:
+    """Print how many episodes failed (the agent) or errored (a simulated actor or the environment); the exit status:
+    1 when any did (rerunning into the same --out plays them again), else 0."""
+    failed = sum(r.status == "failed" for r in records)
+    errors = sum(r.status == "error" for r in records)
+    print(f"episodes: {len(records)}; failed (agent): {failed}; errors (simulator, judge or environment): {errors}")
+    if failed or errors:
+        print("some episodes did not finish; rerun the same command to play them again (see 'bench show')",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -80,13 +100,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     bench = sub.add_parser("bench", help="benchmark agents on environments (results, report, plots)",
                            description="Benchmark agents on environments: results.jsonl, summary.json, report.md and "
-                                       "plots in --out. Rerunning into the same --out resumes.")
+                                       "plots in --out. Rerunning into the same --out resumes and plays failed "
+                                       "and errored episodes again. Every LLM endpoint is checked before the first "
+                                       "episode. Exit status 1 when any episode failed or errored.")
     bench.add_argument("--env", help="environment ids, comma-separated, or 'all'")
     bench.add_argument("--agent", help=AGENT_HELP)
     bench.add_argument("--cases", help="case set or file for ClinicalInquiry/DiagnosticWorkup, e.g. library or "
                                        "generated:common:N (N patients; default: the library)")
-    bench.add_argument("--tasks", help="task file (JSON) for the tool domains (default: each domain's own)")
-    bench.add_argument("--split", default="test", choices=("test", "train", "all"), help="case split (default test)")
+    bench.add_argument("--tasks", help="task folder (tasks.json with its db.json, as 'tools convert' writes) or task "
+                                       "file for the tool domains (default: each domain's own)")
+    bench.add_argument("--split", choices=("test", "train", "all"),
+                       help="case or task split (default: test of bundled and generated sets, all of your own file)")
     bench.add_argument("--episodes", type=int, help="episodes per agent and env (default: each case or task once)")
     bench.add_argument("--trials", type=int, default=1,
                        help="play each episode's case or task K times; reports add pass^k and pass@k (default 1)")

@@ -151,8 +151,20 @@ class EpisodeRecord(_Frozen):
 
     def first_review(self, *categories: ReviewCategory) -> int | None:
         """The index of the first successful call that reviewed any of ``categories`` (None if none did)."""
-        wanted = set(categories)
-        return next((c.index for c in self.calls if c.ok and wanted & c.reviews), None)
+        firsts = self.first_reviews
+        found = [firsts[c] for c in categories if c in firsts]
+        return min(found)[1] if found else None
+
+    @cached_property
+    def first_reviews(self) -> dict[str, tuple[int, int]]:
+        """For each category reviewed, (position in ``calls``, call index) of the first successful call that
+        reviewed it."""
+        firsts: dict[str, tuple[int, int]] = {}
+        for position, call in enumerate(self.calls):
+            if call.ok:
+                for category in call.reviews:
+                    firsts.setdefault(category, (position, call.index))
+        return firsts
 
 
 @lru_cache(maxsize=8192)

@@ -200,30 +200,42 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig) -> ProcessScore:
     """Coverage of expected actions, diversity of calls, thoroughness of information gathering."""
     task = record.task
     calls = [c for c in record.calls if c.kind is not ToolKind.SUBMIT]
+    ok_by_name: dict[str, list[CallRecord]] = {}  # successful calls by tool, in call order
+    for c in calls:
+        if c.ok:
+            ok_by_name.setdefault(c.name, []).append(c)
     used: set[int] = set()
     matched, missed = [], []
     expected = task.expected_actions if task.uses(RewardBasis.ACTION) else []
     for action in expected:
         pattern = action.pattern
-        hit = next((c.index for c in calls if c.ok and c.index not in used and pattern.matches(c.name, c.arguments)),
-                   None)
+        hit = next((c.index for c in ok_by_name.get(pattern.name, ())
+                    if c.index not in used and pattern.matches(c.name, c.arguments)), None)
         (matched if hit is not None else missed).append(action.name)
         if hit is not None:
             used.add(hit)
     coverage = len(matched) / len(expected) if expected else 1.0
-    signatures = {_signature(c) for c in calls if c.ok}
+    signatures = {_signature(c) for named in ok_by_name.values() for c in named}
     diversity = len(signatures) / len(calls) if calls else 0.0
-    gathering = (ToolKind.READ, ToolKind.THINK)
-    gathered = {c.name for c in calls if c.ok and c.kind in gathering}
-    targets = {a.name for a in task.expected_actions if record.tool_kinds.get(a.name) in gathering}
+    kinds = record.tool_kinds
+    gathered = {name for name, named in ok_by_name.items() if any(c.kind in _GATHERING for c in named)}
+    targets = {a.name for a in task.expected_actions if kinds.get(a.name) in _GATHERING}
     thoroughness = min(1.0, len(gathered) / max(1, len(targets)))
     score = cfg.coverage_share * coverage + cfg.diversity_share * diversity + cfg.thoroughness_share * thoroughness
     return ProcessScore(score=score, coverage=coverage, diversity=diversity, thoroughness=thoroughness,
                         matched_actions=matched, missed_actions=missed)
 
 
-def _signature(call: CallRecord) -> str:
-    return f"{call.name}:{canonical_json(call.arguments)}"
+_GATHERING = (ToolKind.READ, ToolKind.THINK)
+
+
+def _signature(call: CallRecord) -> str | tuple[str, tuple[tuple[str, str], ...]]:
+    """A key equal for two calls exactly when their names and canonical JSON arguments are equal: for string
+    arguments (the usual case) the sorted items, else the canonical JSON text."""
+    arguments = call.arguments
+    if all(type(k) is str and type(v) is str for k, v in arguments.items()):
+        return call.name, tuple(sorted(arguments.items()))
+    return f"{call.name}:{canonical_json(arguments)}"
 
 
 def score_format(record: EpisodeRecord, coherence: CoherenceResult, cfg: FiveDConfig) -> float:

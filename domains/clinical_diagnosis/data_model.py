@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, PrivateAttr
 
@@ -23,6 +24,8 @@ from clinical_gym.domains.records import (
     WrittenNote,
 )
 from clinical_gym.domains.records import StrictModel as _Model
+
+T = TypeVar("T")
 
 Frequency = Literal["once", "daily", "bid", "tid", "qid", "q4h", "q6h", "q8h", "q12h", "weekly"]
 DoseUnit = Literal["mg", "mcg", "g", "units", "mL", "mmol"]
@@ -143,6 +146,16 @@ class ClinicalDiagnosisDB(DomainDB):
             self._owned.add(patient_id)
         return self.patients[patient_id]
 
+    def unchanged_derived(self, patient_id: str, key: str, build: Callable[[], T]) -> T:
+        """``build()`` for a patient no tool has changed in this copy, built once per loaded database and shared by
+        its copies (the patient is then the loaded database's own record); built afresh for a changed patient."""
+        if patient_id in self._owned:
+            return build()
+        shared = self._cache.setdefault(key, {})
+        if patient_id not in shared:
+            shared[patient_id] = build()
+        return shared[patient_id]  # type: ignore[no-any-return]
+
     def test_index(self) -> dict[str, TestDefinition]:
         """Catalogue tests by normalised name and alias."""
         index = self._cache.get("test_index")
@@ -152,16 +165,40 @@ class ClinicalDiagnosisDB(DomainDB):
         return index
 
     def get_hash(self) -> str:
-        digest = hashlib.sha256(self.model_dump_json(exclude={"patients", "tests"}).encode())
-        digests: dict[str, str] = self._cache.setdefault("digests", {})
+        head = self.model_dump_json(exclude={"patients", "tests"})
+        cache, owned, patients = self._cache, self._owned, self.patients  # private attributes are slow to read
+        if not owned:  # every patient is the loaded database's own: the rest of the content decides the hash
+            known: dict[tuple[str, tuple[str, ...]], str] = cache.setdefault("unchanged_patients_hashes", {})
+            key = (head, tuple(patients))
+            if key not in known:
+                if len(known) >= 256:
+                    known.clear()
+                known[key] = self._digest(head, cache, owned, patients)
+            return known[key]
+        return self._digest(head, cache, owned, patients)
+
+    def _digest(self, head: str, cache: dict[str, Any], owned: set[str], patients: dict[str, Patient]) -> str:
+        digest = hashlib.sha256(head.encode())
+        digests: dict[str, str] = cache.setdefault("digests", {})
         if "tests" not in digests:
             digests["tests"] = sha256_hex(canonical_json({k: t.model_dump(mode="json") for k, t in self.tests.items()}))
         digest.update(digests["tests"].encode())
-        for patient_id in sorted(self.patients):
-            patient = self.patients[patient_id]
-            if patient_id in self._owned:
-                part = sha256_hex(patient.model_dump_json())
-            else:
-                part = digests.get(patient_id) or digests.setdefault(patient_id, sha256_hex(patient.model_dump_json()))
-            digest.update(f"{patient_id}:{part}".encode())
+        # One update with every "id:digest" joined is the same hash as one update each. Unchanged patients' part is
+        # joined once per loaded database (keyed by the patient ids, in case a copy ever adds one).
+        shared_key = ("patients_part", tuple(patients))
+        part = None if owned else cache.get(shared_key)
+        if part is None:
+            parts = []
+            for patient_id in sorted(patients):
+                patient = patients[patient_id]
+                if patient_id in owned:
+                    digest_of = sha256_hex(patient.model_dump_json())
+                else:
+                    digest_of = digests.get(patient_id) or digests.setdefault(patient_id,
+                                                                              sha256_hex(patient.model_dump_json()))
+                parts.append(f"{patient_id}:{digest_of}")
+            part = "".join(parts).encode()
+            if not owned:
+                cache[shared_key] = part
+        digest.update(part)
         return digest.hexdigest()

@@ -18,7 +18,7 @@ from clinical_gym.rewards.episode import (
 from clinical_gym.tool_env.env import ToolDomainEnv
 from clinical_gym.tool_env.tasks import Task
 from clinical_gym.domains.bundled import BundledData
-from clinical_gym.domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB
+from clinical_gym.domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB, Patient
 from clinical_gym.domains.clinical_diagnosis.tools import ClinicalDiagnosisTools
 from clinical_gym.domains.dosing import prescription
 from clinical_gym.domains.lookups import with_patient_id
@@ -81,19 +81,8 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
         patient = db.patients.get(task.patient_id) if task.patient_id else None
         if patient is None:
             return None
-        latest = {}
-        for result in patient.labs:
-            if result.value is not None:
-                latest[lab_key(result.test)] = result
-        vitals = patient.vitals[-1].model_dump(include={"temperature_c", "heart_rate", "systolic_bp", "diastolic_bp",
-                                                        "respiratory_rate", "spo2"}) if patient.vitals else {}
-        return PatientFacts(
-            patient_id=patient.patient_id, age=patient.age, sex=patient.sex, pregnant=patient.pregnant,
-            gestation_weeks=patient.gestation_weeks, weight_kg=patient.weight_kg,
-            allergies=allergy_facts(patient.allergies),
-            medications=[m.name for m in patient.medications], conditions=[c.name for c in patient.conditions],
-            labs={k: r.value for k, r in latest.items()}, lab_flags={k: r.flag for k, r in latest.items()},
-            vitals=vitals)
+        # a record no tool changed gives the same facts every episode: built once per loaded database
+        return db.unchanged_derived(patient.patient_id, "patient_facts", lambda: patient_facts(patient))
 
     def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
         pid = self.task.patient_id
@@ -108,6 +97,23 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
             notes=[Act(text=a["note"], call_index=i) for name, a, i in args if name == "write_clinical_note"],
             escalations=[Act(text=f"{a['level']}: {a['reason']}", call_index=i) for name, a, i in args
                          if name == "escalate_care"])
+
+
+def patient_facts(patient: Patient) -> PatientFacts:
+    """One patient record in the canonical terms of ``clinical_gym.rewards.episode``."""
+    latest = {}
+    for result in patient.labs:
+        if result.value is not None:
+            latest[lab_key(result.test)] = result
+    vitals = patient.vitals[-1].model_dump(include={"temperature_c", "heart_rate", "systolic_bp", "diastolic_bp",
+                                                    "respiratory_rate", "spo2"}) if patient.vitals else {}
+    return PatientFacts(
+        patient_id=patient.patient_id, age=patient.age, sex=patient.sex, pregnant=patient.pregnant,
+        gestation_weeks=patient.gestation_weeks, weight_kg=patient.weight_kg,
+        allergies=allergy_facts(patient.allergies),
+        medications=[m.name for m in patient.medications], conditions=[c.name for c in patient.conditions],
+        labs={k: r.value for k, r in latest.items()}, lab_flags={k: r.flag for k, r in latest.items()},
+        vitals=vitals)
 
 
 def get_environment(db: ClinicalDiagnosisDB | None = None, **kwargs: Any) -> ClinicalDiagnosisEnv:
