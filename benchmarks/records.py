@@ -94,6 +94,33 @@ def read_records(out: Path) -> list[EpisodeRecord]:
     return list(records.values())
 
 
+RETRIED: frozenset[str] = frozenset({"failed", "error"})
+"""Statuses whose episodes a resumed run plays again (an agent or a simulated actor failed; nothing was scored)."""
+
+
+def drop_retried(out: Path) -> int:
+    """Remove the episodes a resumed run plays again (status in ``RETRIED``) from ``out/results.jsonl``, rewriting it
+    atomically (a kill leaves the old file or the new one); returns how many were removed."""
+    path = out / RESULTS_FILE
+    if not path.exists():
+        return 0
+    kept, dropped = [], 0
+    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        try:
+            status = EpisodeRecord.model_validate_json(line).status
+        except ValueError:
+            status = None
+        if status in RETRIED:
+            dropped += 1
+        else:
+            kept.append(line)
+    if dropped:
+        temporary = path.with_suffix(".jsonl.tmp")
+        temporary.write_text("".join(kept), encoding="utf-8")
+        temporary.replace(path)
+    return dropped
+
+
 def drop_partial_line(out: Path) -> None:
     """Cut a last line left unfinished by a killed run, so appending starts on a fresh line."""
     path = out / RESULTS_FILE

@@ -29,8 +29,14 @@ def resolve_cases(cases: str | Sequence[Case] | None, split: str | None = None, 
         if bad:
             raise TypeError(f"cases must be Case objects, got {bad[0]}")
     if not found:
-        raise ValueError(f"no cases in {cases!r}" + (f" for split {split!r}" if split else ""))
+        raise ValueError(f"no cases in {cases!r}" + (f" for split {split!r}" if split and split != "all" else ""))
     return found
+
+
+def id_hint(ids: Sequence[str], what: str) -> str:
+    """'this environment has N cases, e.g. A, B, C': the start of an unknown-id message."""
+    shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+    return f"this environment has {len(ids)} {what}{'s' if len(ids) != 1 else ''}, e.g. {shown}"
 
 
 class ClinicalEnv(gym.Env[str, str]):
@@ -133,7 +139,8 @@ class ClinicalEnv(gym.Env[str, str]):
             try:
                 return self._by_id[options["case_id"]]
             except KeyError:
-                raise ValueError(f"unknown case_id {options['case_id']!r}") from None
+                raise ValueError(f"unknown case_id {options['case_id']!r}; {id_hint(list(self._by_id), 'case')} "
+                                 "('clinical-gym cases list --set SET' lists a set's ids)") from None
         return self.cases[int(self.np_random.integers(len(self.cases)))]
 
     def _clip(self, obs: str) -> str:

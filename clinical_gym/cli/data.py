@@ -34,7 +34,10 @@ def agent_examples(args: argparse.Namespace) -> tuple[list[Any], Any, dict[str, 
     if len(specs) != 1:
         raise ValueError("give one agent (--agent SPEC)")
     spec = specs[0]
-    plan = plan_env(args.env, cases=args.cases, tasks=args.tasks, split=None if args.split == "all" else args.split,
+    from clinical_gym.cases.loading import is_own_data
+
+    split = args.split or ("all" if is_own_data(args.cases) or is_own_data(args.tasks) else "train")
+    plan = plan_env(args.env, cases=args.cases, tasks=args.tasks, split=None if split == "all" else split,
                     episodes=args.episodes, seed=args.seed, env_kwargs=args.env_kwargs)
     agent = spec.build(plan.family, AgentSettings(args.seed, args.temperature, args.base_url, args.base_model))
     rationale = args.rationale or ("template" if agent.privileged else "fill")
@@ -56,7 +59,7 @@ def agent_examples(args: argparse.Namespace) -> tuple[list[Any], Any, dict[str, 
     if bar is not None:
         bar.close()
     settings = {"agent": spec.label, "agent_kind": agent.kind, "episodes": plan.episodes, "cases": args.cases,
-                "split": args.split, "seed": args.seed, "rationale": rationale}
+                "split": split, "seed": args.seed, "rationale": rationale}
     return examples, report, settings
 
 
@@ -130,9 +133,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     expert.add_argument("--episodes", type=int, help="episodes to play (default: each case or task once)")
     expert.add_argument("--cases", help="case set or file for ClinicalInquiry/DiagnosticWorkup, e.g. library or "
                                         "generated:common:N (default: the library)")
-    expert.add_argument("--tasks", help="task file (JSON) for the tool domains (default: each domain's own)")
-    expert.add_argument("--split", default="train", choices=("train", "test", "all"),
-                        help="case split (default train: keep the test split for evaluation)")
+    expert.add_argument("--tasks", help="task folder (tasks.json with its db.json) or task file for the tool domains "
+                                        "(default: each domain's own)")
+    expert.add_argument("--split", choices=("train", "test", "all"),
+                        help="case split (default: train of bundled and generated sets, keeping their test split for "
+                             "evaluation; all of your own file)")
     expert.add_argument("--min-reward", type=float, help="keep episodes whose total reward is at least this")
     expert.add_argument("--rationale", choices=("fill", "template", "source"),
                         help="reasoning in the replies: fill (keep the source's <think>, template the missing ones; "

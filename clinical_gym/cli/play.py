@@ -60,7 +60,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     kwargs = env_kwargs(args, family)
     try:
         if args.tasks:
-            kwargs["tasks"] = load_env_tasks(args.env, args.tasks)
+            kwargs = {**load_env_tasks(args.env, args.tasks), **kwargs}
         env = gym.make(args.env, **kwargs)
     except (ValueError, TypeError, OSError) as e:
         raise CLIError(str(e).splitlines()[0]) from None
@@ -89,7 +89,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     play.add_argument("env", help="environment id, e.g. ClinicalInquiry-v0, DiagnosticWorkup-v0, Triage-v0")
     play.add_argument("--case", help="case id, or task id for a tool domain (default: drawn with the seed)")
     play.add_argument("--cases", help="case set name or file (ClinicalInquiry, DiagnosticWorkup)")
-    play.add_argument("--tasks", help="task file (JSON) for a tool domain (default: its own tasks)")
+    play.add_argument("--tasks", help="task folder (tasks.json with its db.json) or task file for a tool domain "
+                                      "(default: its own tasks)")
     play.add_argument("--split", choices=("train", "test"), help="draw from one split only")
     play.add_argument("--seed", type=int, default=None)
     play.add_argument("--budget", type=int, default=None,

