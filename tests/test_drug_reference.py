@@ -213,7 +213,8 @@ def test_the_issue_classes_reach_their_members():
     assert {"ramipril", "losartan", "spironolactone", "trimethoprim", "potassium chloride"} <= \
         {d.name for d in REF.members("potassium_raising")}
     assert {"clarithromycin", "itraconazole"} == {d.name for d in REF.members("strong_cyp3a4_inhibitor")}
-    assert {d.name for d in REF.members("strong_cyp3a4_inducer")} <= {d.name for d in REF.members("enzyme_inducer")}
+    assert {d.name for d in REF.members("strong_cyp3a4_inducer")} == {d.name for d in REF.members("enzyme_inducer")}
+    assert severity("phenytoin", "desogestrel") == "major" and severity("paroxetine", "codeine") == "moderate"
 
 
 def test_a_new_drug_of_a_class_is_covered_at_once():
