@@ -20,6 +20,7 @@ import numpy as np
 import clinical_gym
 from clinical_gym.cases import Case, load_cases
 from clinical_gym.registration import env_family
+from clinical_gym.tool_env.generation import parse_generated
 from clinical_gym.tool_env.task_folder import read_tasks
 
 __all__ = ["CASE_FAMILIES", "TOOL_FAMILY", "EnvPlan", "case_set", "env_family", "load_env_tasks", "plan_env",
@@ -112,9 +113,10 @@ def load_env_tasks(env_id: str, path: str) -> dict[str, Any]:
 def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | None, episodes: int | None, seed: int,
              env_kwargs: Mapping[str, Any], trials: int = 1) -> EnvPlan:
     """The plan of one environment. ``cases``: a case set or file for the case families (see ``case_set``);
-    ``tasks``: a task folder or file for the tool domains (``load_env_tasks``); None keeps the environment's own. ``episodes`` None: each case
-    or task once. ``trials``: each of those episodes' cases played that many times in a row (pass^k), each trial
-    with its own reset seed."""
+    ``tasks``: a task folder or file for the tool domains (``load_env_tasks``), or ``generated:N`` (N generated tasks
+    of the run's seed and split); None keeps the environment's own. ``episodes`` None: each case or task once.
+    ``trials``: each of those episodes' cases played that many times in a row (pass^k), each trial with its own reset
+    seed."""
     if trials < 1:
         raise ValueError(f"trials must be at least 1, got {trials}")
     family = env_family(env_id)
@@ -128,7 +130,9 @@ def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | 
             raise ValueError(f"no cases in {name!r}" + (f" for split {split!r}" if split else ""))
         kwargs.update(cases=found)
     else:
-        if tasks:
+        if tasks and parse_generated(tasks) is not None:
+            kwargs.update(tasks=tasks, task_seed=seed)  # generated:N of the run's seed, generated once per process
+        elif tasks:
             kwargs = {**load_env_tasks(env_id, tasks), **kwargs}
         kwargs["split"] = split
     probe = gym.make(env_id, **kwargs)

@@ -107,8 +107,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--agent", help=AGENT_HELP)
     bench.add_argument("--cases", help="case set or file for ClinicalInquiry/DiagnosticWorkup, e.g. library or "
                                        "generated:common:N (N patients; default: the library)")
-    bench.add_argument("--tasks", help="task folder (tasks.json with its db.json, as 'tools convert' writes) or task "
-                                       "file for the tool domains (default: each domain's own)")
+    bench.add_argument("--tasks", help="task folder (tasks.json with its db.json, as 'tools convert' and 'tasks "
+                                       "generate' write), task file, or generated:N (N generated tasks of --seed) "
+                                       "for the tool domains (default: each domain's own)")
     bench.add_argument("--split", choices=("test", "train", "all"),
                        help="case or task split (default: test of bundled and generated sets, all of your own file)")
     bench.add_argument("--episodes", type=int, help="episodes per agent and env (default: each case or task once)")

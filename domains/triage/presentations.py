@@ -398,7 +398,7 @@ PRESENTATIONS: tuple[Presentation, ...] = (
         red_flags=(("Thunderclap headache reaching its peak within a minute", "possible subarachnoid haemorrhage"),),
         care=("CT head", "full blood count", "coagulation screen", "intravenous analgesia")),
     Presentation(
-        "dka", 2, "test", "vomiting, deep breathing and a very high glucose with ketones", (16, 40),
+        "diabetic_ketoacidosis", 2, "test", "vomiting, deep breathing and a very high glucose with ketones", (16, 40),
         ("vomiting and tummy pain", "being sick and very thirsty"),
         ("Type 1 diabetes; vomiting since {onset}, very thirsty, passing lots of urine; missed insulin doses.",
          "Known type 1 diabetic, unwell for {onset} with vomiting and abdominal pain."),
