@@ -143,9 +143,13 @@ def add_teacher_logprobs(model: Any, teacher: EMATeacher, batch: TokenBatch, seq
 
 
 class TurnDistillation:
-    """Eq. 2 as the extra loss term of GRPO's update: per trajectory, λ Σ_t (1/|a_t|) Σ_k KL_{t,k}, where KL_{t,k}
-    estimates KL(π_S(·|s_t, a_t^<k) ‖ π_T(·|s_t^+, a_t^<k)) at the sampled token. Accumulates the update's
-    statistics (``metrics``)."""
+    """Eq. 2 as the extra loss term of GRPO's update: per trajectory, λ Σ_t (1/|a_t|) Σ_k L_{t,k}, where L_{t,k} is a
+    per-token surrogate whose gradient, in expectation over the student's samples, is the gradient of the reverse
+    KL(π_S(·|s_t, a_t^<k) ‖ π_T(·|s_t^+, a_t^<k)) of Eq. 2: ½ ρ (log π_S − log π_T)² at the sampled token (k2),
+    ρ = π_θ/π_θold detached (1 on-policy) for tokens sampled before this step's earlier updates. The k3 estimate
+    exp(d) − d − 1 is the better estimate of the KL's value, and is what ``losses/kl_teacher`` logs, but as a loss
+    its gradient is that of the forward KL(π_T ‖ π_S), which pulls the student to cover everything the lagging
+    teacher still gives mass to (trainers/ttopd/README.md). Accumulates the update's statistics (``metrics``)."""
 
     def __init__(self, coefficient: float) -> None:
         self.coefficient = coefficient
@@ -158,10 +162,15 @@ class TurnDistillation:
         # d = log π_T − log π_S, clamped so exp() cannot overflow; 0 on tokens the KL does not cover
         delta = torch.where(covered, micro.teacher_logprobs - logprobs, torch.zeros_like(logprobs))
         delta = delta.clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)
-        kl = torch.exp(delta) - delta - 1
-        # Eq. 2: λ Σ_t (1/|a_t|) Σ_k KL_{t,k}, one value per trajectory (the update averages over trajectories)
-        per_sequence = self.coefficient * (weights * kl).sum(dim=1)
-        self.kl_sum += float((kl.detach() * covered).sum())
+        kl = (torch.exp(delta) - delta - 1).detach()
+        # Eq. 2, gradient of the reverse KL:  ∇ ½ ρ d² = ρ (log π_S − log π_T) ∇ log π_S,  whose mean over samples of
+        # π_θold is ∇ KL(π_S ‖ π_T)
+        ratio = 1.0 if micro.old_logprobs is None else torch.exp((logprobs.detach() - micro.old_logprobs).clamp(
+            max=LOG_RATIO_CLAMP))
+        surrogate = 0.5 * ratio * delta ** 2
+        # Eq. 2: λ Σ_t (1/|a_t|) Σ_k L_{t,k}, one value per trajectory (the update averages over trajectories)
+        per_sequence = self.coefficient * (weights * surrogate).sum(dim=1)
+        self.kl_sum += float((kl * covered).sum())
         self.tokens += float(covered.sum())
         self.loss_sum += float(per_sequence.detach().sum())
         self.sequences += len(per_sequence)
