@@ -4,7 +4,8 @@
 becomes a failure marker in place of that conversation's reply (a raising batch is retried one conversation at a
 time, so only the conversations that fail are marked). ``BenchEnv`` wraps each environment: a failure marker ends
 the episode at once (truncated, ``info["agent_failure"]`` holds the reason) without reaching the environment; an
-exception inside the environment ends it with ``info["error"]``. It also tells the agent about every reset and the
+exception inside the environment ends it truncated with ``info["error"]`` (like a simulator outage: the collector
+marks it, so nothing trains on it). It also tells the agent about every reset and the
 runner about every finished episode.
 """
 
@@ -105,7 +106,7 @@ class BenchEnv(gym.Wrapper):
             return self.env.step(action)
         except Exception as error:  # noqa: BLE001 (an environment bug ends this episode, not the run)
             message = f"the environment raised {type(error).__name__}: {error}"
-            return f"[{message}]", 0.0, True, False, {"turn": self._turn, "error": message}
+            return f"[{message}]", 0.0, False, True, {"turn": self._turn, "error": message}  # truncated, as an outage
 
     def close(self) -> None:
         if self._running and self.on_episode_end is not None:

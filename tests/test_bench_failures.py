@@ -106,3 +106,19 @@ def test_bench_tasks_reads_a_converted_folder_with_its_records(tmp_path, capsys)
     assert len(records) == 4 and all(r.status == "ok" for r in records)  # all four converted tasks, no split
     questions = [t.observation for r in records for t in r.turns if '"get_question"' in t.action]
     assert questions and not any("not found" in q for q in questions)
+
+
+def test_an_environment_bug_ends_the_episode_truncated_with_an_error():
+    import gymnasium as gym
+
+    from clinical_gym.benchmarks.guard import BenchEnv
+
+    class Raises(gym.Wrapper):
+        def step(self, action):
+            raise KeyError("bug")
+
+    env = BenchEnv(Raises(gym.make("Triage-v0")))
+    env.reset(seed=0)
+    _, reward, terminated, truncated, info = env.step('{"name": "think", "arguments": {"thought": "x"}}')
+    assert (reward, terminated, truncated) == (0.0, False, True)
+    assert info["error"] == "the environment raised KeyError: 'bug'"
