@@ -345,9 +345,14 @@ def between(rng: np.random.Generator, low: float, high: float, decimals: int = 0
 
 
 def sample(rng: np.random.Generator, items: Sequence[Any], k: int) -> list[Any]:
-    """``k`` distinct items of ``items`` (all of them when fewer), in a random order."""
-    order = rng.permutation(len(items))[:k]
-    return [items[int(i)] for i in order]
+    """``k`` distinct items of ``items`` (all of them when fewer), in a random order (a partial Fisher-Yates shuffle
+    drawing ``k`` uniforms)."""
+    pool = list(items)
+    k = min(k, len(pool))
+    for i in range(k):
+        j = i + int(rng.random() * (len(pool) - i))
+        pool[i], pool[j] = pool[j], pool[i]
+    return pool[:k]
 
 
 class Wording:
