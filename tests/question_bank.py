@@ -7,34 +7,9 @@ or a yes/no question about a symptom, or a history question.
 from __future__ import annotations
 
 from clinical_gym.cases import Fact
-from clinical_gym.cases.topics import SYMPTOMS
+from clinical_gym.cases.topics import SYMPTOM_QUESTION_NAMES, SYMPTOMS
 
-SYMPTOM_NOUNS = {
-    "fever": "fever", "chills": "chills", "night_sweats": "night sweats", "sweating": "sweating", "fatigue": "tiredness",
-    "weight_loss": "weight loss", "weight_gain": "weight gain", "appetite_loss": "appetite", "headache": "headache",
-    "dizziness": "dizziness", "syncope": "fainting", "confusion": "confusion", "seizure": "seizures", "focal_weakness": "weakness",
-    "numbness": "numbness", "vision_changes": "vision problems", "eye_pain": "eye pain", "photophobia": "sensitivity to light",
-    "hearing_loss": "hearing", "ear_pain": "ear pain", "sore_throat": "sore throat", "nasal_congestion": "runny nose",
-    "cough": "cough", "sputum": "phlegm", "hemoptysis": "coughing up blood", "shortness_of_breath": "shortness of breath",
-    "wheezing": "wheezing", "chest_pain": "chest pain", "palpitations": "palpitations", "leg_swelling": "swollen ankles",
-    "orthopnea": "breathlessness lying flat", "calf_pain": "calf pain", "abdominal_pain": "stomach pain", "nausea": "nausea",
-    "vomiting": "vomiting", "hematemesis": "vomiting blood", "diarrhea": "diarrhea", "constipation": "constipation",
-    "bowel_changes": "bowel movements", "blood_in_stool": "blood in the stool", "heartburn": "heartburn",
-    "dysphagia": "difficulty swallowing", "bloating": "bloating", "jaundice": "yellow skin", "dark_urine": "dark urine",
-    "pale_stool": "pale stools", "dysuria": "pain when you pee", "urinary_frequency": "urinating more often",
-    "urinary_urgency": "urgency", "hematuria": "blood in the urine", "flank_pain": "flank pain",
-    "urinary_retention": "weak stream", "urinary_symptoms": "urine", "vaginal_discharge": "vaginal discharge",
-    "vaginal_bleeding": "vaginal bleeding", "penile_discharge": "penile discharge", "pelvic_pain": "pelvic pain",
-    "testicular_pain": "testicle pain", "rash": "rash", "itching": "itching", "skin_lesion": "skin lesions",
-    "bruising": "bruising", "joint_pain": "joint pain", "joint_swelling": "joint swelling", "back_pain": "back pain",
-    "neck_stiffness": "stiff neck", "muscle_pain": "muscle aches", "polyuria": "peeing a lot", "polydipsia": "thirst",
-    "heat_intolerance": "heat intolerance", "cold_intolerance": "cold intolerance", "tremor": "tremor", "anxiety": "anxiety",
-    "low_mood": "mood", "suicidal_thoughts": "thoughts of suicide", "sleep_problems": "sleep", "memory_problems": "memory",
-    "speech_difficulty": "speech", "facial_droop": "facial droop", "swollen_glands": "swollen glands",
-    "neck_swelling": "neck swelling", "hair_loss": "hair loss", "dry_skin": "dry skin", "hoarseness": "hoarseness",
-    "toothache": "toothache", "facial_pain": "facial pain", "limb_pain": "leg pain", "cold_extremities": "cold fingers",
-    "breast_symptoms": "breast changes", "limp": "limp",
-}
+SYMPTOM_NOUNS = SYMPTOM_QUESTION_NAMES
 assert set(SYMPTOM_NOUNS) == set(SYMPTOMS)
 
 # "{s}" is the symptom's everyday name.

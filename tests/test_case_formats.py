@@ -53,7 +53,7 @@ def test_osce_fixture_fields():
     assert not negatives.present and negatives.category == "ros"
     assert set(negatives.topics) == {"chest_pain", "cough", "shortness_of_breath"}
     assert fact(chole, "No yellowing").topics == ("jaundice",)  # "Denies yellowing ..." in patient words
-    assert fact(chole, "Feeling feverish").topics == ("fever",) and fact(chole, "Feeling feverish").present
+    assert fact(chole, "Feeling feverish").topics == ("onset", "fever") and fact(chole, "Feeling feverish").present  # "since this morning"
     assert fact(chole, "Her mother had gallstones").topics == ("family_history",)
     assert chole.past_history == ("Type 2 diabetes treated with metformin.", "No previous abdominal surgery.")
     assert chole.vitals is not None and (chole.vitals.temperature_c, chole.vitals.heart_rate, chole.vitals.spo2) == (38.4, 104, 97)
@@ -61,7 +61,8 @@ def test_osce_fixture_fields():
     cbc = chole.test("complete blood count")
     wbc = next(v for v in cbc.values if v.name == "WBC")
     assert (wbc.value, wbc.unit, wbc.ref_low, wbc.ref_high, wbc.flag) == (14200, "/μL", 4000, 11000, "high")
-    assert chole.test("abdominal ultrasound").category == "imaging" and "pericholecystic fluid" in chole.test("abdominal ultrasound").text
+    ultrasound = chole.test("imaging - abdominal ultrasound")  # the nested name is kept
+    assert ultrasound.category == "imaging" and "pericholecystic fluid" in ultrasound.text
     graves = cases["osce-2"]
     assert graves.vitals is None and "138/64 mmHg" in graves.physical_exam["vitals"]  # no SpO2: kept as exam text
     assert graves.physical_exam["eye"].startswith("Inspection: Bilateral proptosis") and graves.specialty == "endocrine"
@@ -100,7 +101,7 @@ def test_diaggym_fixture_fields():
     pyelo, pe = cases["diag-pyelo-001"], cases["diag-pe-002"]
     assert (pyelo.demographics.age, pyelo.demographics.sex) == (34, "female")
     assert pyelo.diagnosis.icd10 == "N10" and pyelo.specialty == "renal"
-    assert "2 rubric items not kept" in pyelo.source
+    assert [(r.criterion, r.points) for r in pyelo.rubrics] == [("Orders a urinalysis", 5.0), ("Sends a urine culture before starting antibiotics", 4.0)]
     assert pyelo.key_exams == ("Urinalysis", "Urine culture")
     assert pyelo.allergies == ("No known drug allergies.",) and fact(pyelo, "No known drug").present is False
     ua = pyelo.test("urinalysis")
@@ -124,7 +125,8 @@ def test_medqa_fixture_fields():
     cystitis = cases["medqa-1"]
     assert cystitis.diagnosis.name == "Acute cystitis" and cystitis.diagnosis.icd10 == "N30.0"
     assert "Acute pyelonephritis" in cystitis.differential and "Acute cystitis" not in cystitis.differential
-    assert cystitis.self_report == "A 2-day history of burning on urination and needing to pass urine every hour"
+    assert cystitis.self_report == "Burning on urination and needing to pass urine every hour"  # "... because of a 2-day history of ..."
+    assert fact(cystitis, "Burning on urination for 2 days").topics == ("duration", "dysuria")
     assert not fact(cystitis, "She has had no fever").present
     assert fact(cystitis, "Her last menstrual period").category == "gynecologic"
     assert not any("Which of the following" in f.text for f in cystitis.history)
@@ -171,10 +173,10 @@ def test_explicit_format_and_detection():
     assert not wrong and len(problems) == 6 and all("OSCE_Examination: Field required" in p for p in problems)
     with pytest.raises(ValueError, match="unknown case format 'csv'"):
         read_case_file(MEDQA, format="csv")
-    assert FORMAT_NAMES == ("native", "osce", "mtmeddialog", "diaggym", "medqa", "hf")
+    assert FORMAT_NAMES == ("native", "osce", "mimiciv", "nejm", "mtmeddialog", "diaggym", "medqa", "hf")
     assert detect_format(library()[0].model_dump(mode="json")) == "native"
     assert detect_format({"question": "?", "options": []}) == "medqa"
-    assert detect_format({"something": "else"}) == "native"  # unknown rows get the schema's own errors
+    assert detect_format({"something": "else"}) is None  # in no format: read_case_file says which were tried
 
 
 def test_a_broken_json_array_keeps_the_rows_before_the_error(tmp_path):
@@ -285,11 +287,19 @@ def test_vitals_from_text_need_all_six_and_convert_fahrenheit():
     assert vitals_from_text("Temperature 37°C, pulse 80/min") is None
 
 
-def test_nested_results_become_panels_or_separate_reports():
+def test_nested_results_become_panels_or_separate_reports_and_keep_their_names():
     tests = results_from_tree("Results", {"Urinalysis": {"Nitrite": "Positive", "Protein": "Trace"},
                                         "Imaging": {"Chest_X-ray": "Right lower lobe consolidation.", "CT_Head": "No acute findings."}})
-    assert [(t.name, t.category) for t in tests] == [("Urinalysis", "lab"), ("Chest X-ray", "imaging"), ("CT Head", "imaging")]
+    assert [(t.name, t.category) for t in tests] == [("Results - Urinalysis", "lab"), ("Results - Imaging - Chest X-ray", "imaging"),
+                                                     ("Results - Imaging - CT Head", "imaging")]
     assert [v.text for v in tests[0].values] == ["Positive", "Trace"]
+    # a study's report fields are one test named by the study, never a test called "Findings"
+    reports = results_from_tree("Imaging", {"Chest_CT": {"Findings": "Normal, no thymoma."}, "MRI_Brain": {"Findings": "Lesions.", "Comments": "T2."}})
+    assert [(t.name, t.text) for t in reports] == [("Imaging - Chest CT", "Normal, no thymoma."),
+                                                   ("Imaging - MRI Brain", "Findings: Lesions.\nComments: T2.")]
+    # a folder's loose results stay under the folder's name; placeholders are no result
+    work = results_from_tree("Blood Work", {"Complete_Blood_Count": {"WBC": "Elevated"}, "LDH": "Elevated", "CRP": "Not Provided"})
+    assert [t.name for t in work] == ["Blood Work - LDH", "Blood Work - Complete Blood Count"]
     nested = results_from_tree("Blood Tests", {"Sodium": "131 mmol/L", "Iron_Studies": {"Ferritin": "8 ng/mL"}})[0]
     assert [v.name for v in nested.values] == ["Sodium", "Iron Studies - Ferritin"]
 

@@ -16,7 +16,7 @@ from clinical_gym.cases.leakage import leaked_terms
 from clinical_gym.cases.quality import case_problems
 from clinical_gym.cases.topics import SYMPTOMS
 from test_patient_fidelity import FLOOR, denial_rate, fact_hit_rate
-from tests.question_bank import STANDARD_QUESTIONS
+from question_bank import STANDARD_QUESTIONS
 
 SEED = 0
 

@@ -10,7 +10,7 @@ import pytest
 from clinical_gym.cases import library
 from clinical_gym.cases.topics import BROADER, PAIN_SYMPTOMS, SYMPTOMS
 from clinical_gym.domains.inquiry.patient import RuleBasedPatient
-from tests.question_bank import presence_question, question_for
+from question_bank import presence_question, question_for
 
 FLOOR = 0.90
 

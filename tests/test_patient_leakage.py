@@ -7,7 +7,7 @@ import gymnasium as gym
 import clinical_gym  # noqa: F401  (registers the environments)
 from clinical_gym.cases import library
 from clinical_gym.cases.leakage import leaked_terms
-from tests.question_bank import STANDARD_QUESTIONS
+from question_bank import STANDARD_QUESTIONS
 
 
 def ask(q: str) -> str:

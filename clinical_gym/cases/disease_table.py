@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from clinical_gym.cases.schema import ExamSystem, FactCategory, Specialty, TestCategory
+from clinical_gym.cases.schema import Diagnosis, ExamSystem, FactCategory, Specialty, TestCategory
 from clinical_gym.cases.topics import QUESTION_TYPES, SYMPTOMS
 
 HPI_TYPES = ("onset", "duration", "location", "character", "severity", "radiation", "timing", "aggravating", "relieving", "course")
@@ -180,3 +180,18 @@ def find_disease(name_or_icd10: str) -> Disease | None:
         if d.icd10.replace(".", "").upper() == code or key in {normalize(d.name), *(normalize(s) for s in d.synonyms)}:
             return d
     return None
+
+
+@lru_cache(maxsize=4096)
+def disease_for(diagnosis: Diagnosis) -> Disease | None:
+    """The table entry for a case's diagnosis: by ICD-10 code, name or synonym, else the first entry whose name the
+    reward's diagnosis matching accepts for it (synonyms, word overlap, the same ICD-10-CM category), else None."""
+    found = find_disease(diagnosis.icd10) or find_disease(diagnosis.name)
+    if found is not None:
+        return found
+    for synonym in diagnosis.synonyms:
+        if (found := find_disease(synonym)) is not None:
+            return found
+    from clinical_gym.rewards.diagnosis_match import match_diagnosis
+
+    return next((d for d in disease_table() if match_diagnosis(d.name, diagnosis).outcome == "correct"), None)

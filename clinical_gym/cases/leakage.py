@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from functools import lru_cache
 
 from clinical_gym.cases.schema import Case, Diagnosis, normalize
@@ -14,7 +15,9 @@ _TITLE_NOISE = re.compile(r"\b(unspecified|not elsewhere classified|nec|nos|site
 @lru_cache(maxsize=4096)
 def icd10_title(code: str) -> str | None:
     """The ICD-10-CM title of ``code`` (dotted or not), or None when the code is unknown."""
-    import simple_icd_10_cm as icd
+    with warnings.catch_warnings():  # the package reads its data with a deprecated importlib call on first import
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import simple_icd_10_cm as icd
 
     return icd.get_description(code) if icd.is_valid_item(code) else None
 
@@ -25,14 +28,29 @@ def _title_terms(title: str) -> list[str]:
     return [normalize(parts[0])] if parts else []
 
 
+@lru_cache(maxsize=1)
+def _symptom_names() -> frozenset[str]:
+    from clinical_gym.cases.topics import SYMPTOM_NAMES, SYMPTOM_QUESTION_NAMES
+
+    return frozenset(normalize(n) for n in (*SYMPTOM_NAMES, *SYMPTOM_NAMES.values(), *SYMPTOM_QUESTION_NAMES.values()))
+
+
+def _is_symptom_name(term: str) -> bool:
+    """Whether a term is only the name of a symptom ("fever", "chest pain"; the vocabulary's names, not its
+    patterns, which also match words such as "migraine"): saying it reveals the complaint, not the diagnosis (a
+    case coded "Fever, unspecified" must still let the patient say they have a fever)."""
+    return term in _symptom_names()
+
+
 @lru_cache(maxsize=4096)
 def diagnosis_terms(diagnosis: Diagnosis) -> tuple[str, ...]:
-    """Normalised phrases that would reveal the diagnosis if they appeared in an observation."""
+    """Normalised phrases that would reveal the diagnosis if they appeared in an observation (a diagnosis or ICD-10
+    title that is only a symptom's name is not one)."""
     terms = {normalize(diagnosis.name), *(normalize(s) for s in diagnosis.synonyms)}
     title = icd10_title(diagnosis.icd10)
     if title:
         terms.update(_title_terms(title))
-    return tuple(sorted(t for t in terms if len(t) >= 3))
+    return tuple(sorted(t for t in terms if len(t) >= 3 and not _is_symptom_name(t)))
 
 
 def leaked_terms(text: str, diagnosis: Diagnosis) -> list[str]:

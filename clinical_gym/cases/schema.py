@@ -8,6 +8,7 @@ library's quality rules and the leakage rule: no patient-facing text may name th
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -134,8 +135,25 @@ class Persona(_Model):
     disclosure_rules: tuple[str, ...] = ()
 
 
+class Rubric(_Model):
+    """One physician-written criterion for judging a diagnostic process (DiagBench), with its importance weight.
+
+    DiagBench weights each criterion from 0 (non-informative) to 10 (essential); the weighted rubric score of a
+    trajectory is the sum of the points of the criteria it satisfies over the sum of all points. Negative points
+    (HealthBench-style penalties for an undesirable step) are allowed down to -10.
+    """
+
+    criterion: str = Field(min_length=1)
+    points: float = Field(ge=-10, le=10)
+
+
 class Case(_Model):
-    """A patient case: demographics, what the patient can tell, exam, tests, and the hidden ground truth."""
+    """A patient case: demographics, what the patient can tell, exam, tests, and the hidden ground truth.
+
+    ``images`` are references (URLs or paths) to images that belong to the case (an NEJM image challenge); the
+    environments use the text findings, and the reference is kept for multimodal agents. ``rubrics`` are the
+    process criteria an imported benchmark case came with (hidden ground truth, like the diagnosis).
+    """
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.:-]+$")
     specialty: Specialty
@@ -152,10 +170,12 @@ class Case(_Model):
     vitals: Vitals | None = None
     physical_exam: dict[ExamSystem, str] = Field(default_factory=dict)
     tests: tuple[TestResult, ...] = ()
+    images: tuple[str, ...] = ()
     key_exams: tuple[str, ...] = ()
     diagnosis: Diagnosis
     differential: tuple[str, ...] = ()
     recommendation: str = ""
+    rubrics: tuple[Rubric, ...] = ()
     persona: Persona = Persona()
 
     @model_validator(mode="after")
@@ -194,5 +214,6 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def normalize(text: str) -> str:
-    """Lower-case word sequence used for diagnosis and leakage matching."""
-    return " ".join(_WORD.findall(text.lower()))
+    """Lower-case word sequence used for diagnosis and leakage matching; accents are folded ("Barré" -> "barre")."""
+    folded = unicodedata.normalize("NFKD", text.lower())
+    return " ".join(_WORD.findall("".join(c for c in folded if not unicodedata.combining(c))))

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from clinical_gym.cases.topics import BROADER, GENERIC_PAIN_PATTERNS, QUESTION_TYPES, SYMPTOMS
+from clinical_gym.cases.topics import BROADER, GENERIC_PAIN_PATTERNS, PAIN_SYMPTOMS, QUESTION_TYPES, SYMPTOMS
 
 
 def compile_fragments(fragments: list[str]) -> re.Pattern[str]:
@@ -23,6 +23,40 @@ _TOPIC_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     *((k, compile_fragments(v)) for k, v in SYMPTOMS.items()),
 ]
 _GENERIC_PAIN = compile_fragments(GENERIC_PAIN_PATTERNS)
+
+
+# Symptom words that name a body part, a function or a feeling rather than a complaint ("my knees", "I sleep flat"):
+# enough for a question to be about the symptom, not for a statement to affirm it.
+CONTEXT_WORDS = frozenset({
+    "knee", "knees", "hip", "hips", "toe", "toes", "wrist", "wrists", "shoulder", "shoulders", "chest", "abdomen", "abdominal", "belly",
+    "tummy", "stool", "stools", "bowel", "bowels", "movements", "poo", "breathing", "breathe", "sleep", "sleeping", "slept",
+    "enjoy", "smile", "speech", "speak", "speaking", "talking", "jaw", "teeth", "dental", "cheek", "cheeks", "gland", "glands", "spots",
+    "vision", "visual", "eyesight", "hearing", "calf", "calves", "flank", "loin", "spine", "lower back", "pelvic", "pelvis", "urine",
+    "pee", "peeing", "bladder", "waterworks", "memory", "breast", "breasts", "nipple", "nipples", "temperature", "nasal", "sinus",
+    "weakness", "drip", "wind", "runs", "fits", "fit", "walk normally", "walking normally", "put weight",
+    "bear weight", "worry", "worried", "worries", "nervous", "lying flat", "lie flat", "pillow", "pillows", "appetite", "heart",
+    "limp", "cramp", "cramps", "stiff", "stiffness", "drinking a lot of water", "testes", "balls", "sore",
+})
+_SYMPTOM_PATTERNS = [(k, p) for k, p in _TOPIC_PATTERNS if k in SYMPTOMS]
+
+
+
+# A negation shortly before a mention ("without cough", "no fever or chills", "denies nausea and vomiting").
+_NEGATED = re.compile(r"\b(?:no|not|without|denies|denied|nor|never|negative for|free of|absence of|none)\b(?:[\s,]+(?:or|and|any|\w+)){0,4}[\s,]*$")
+
+
+@lru_cache(maxsize=16384)
+def affirmed_symptoms(text: str, denial: bool = False) -> frozenset[str]:
+    """The symptoms a statement names as complaints: matches made only of ``CONTEXT_WORDS`` ("up to my knees",
+    "I sleep flat") do not count, unless the word locates a pain the text speaks of ("pain in the upper belly");
+    nor do mentions negated just before ("nodes without cough"), unless the statement is a ``denial`` (then what
+    it denies is what it names)."""
+    text = text.lower().replace("’", "'")
+    pain = bool(_GENERIC_PAIN.search(text))
+    hits = [(key, m.start(), m.end()) for key, pattern in _SYMPTOM_PATTERNS for m in pattern.finditer(text)
+            if (m.group(0) not in CONTEXT_WORDS or (pain and key in PAIN_SYMPTOMS))
+            and (denial or not _NEGATED.search(text[max(0, m.start() - 40): m.start()]))]
+    return frozenset(_drop_contained(hits))
 
 
 @dataclass(frozen=True)

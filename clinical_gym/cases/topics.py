@@ -30,7 +30,9 @@ QUESTION_TYPES: dict[str, list[str]] = {
     "relieving": [r"better", r"reliev\w*", r"ease\w*", r"help(?:s|ed)?", r"tried anything", r"taken anything for", r"alleviat\w*"],
     "associated": [r"any other symptoms?", r"other symptoms?", r"anything else", r"associated", r"along with", r"besides"],
     "course": [r"getting (?:worse|better)", r"changed", r"progress\w*", r"over time", r"since it started", r"improv\w*"],
-    "past_history": [r"medical history", r"past (?:medical )?history", r"medical (?:conditions?|problems?|issues?)", r"health (?:problems?|conditions?|issues?)",
+    "past_history": [r"(?:heart|lung|chest|kidney|liver|thyroid|breathing|stomach|bowel|bladder|prostate|skin|blood pressure|sugar|"
+                     r"mental health|psychiatric|joint|back|blood|nerve) (?:problems?|troubles?|conditions?|diseases?|issues?)",
+                     r"heart attacks?", r"strokes?", r"medical history", r"past (?:medical )?history", r"medical (?:conditions?|problems?|issues?)", r"health (?:problems?|conditions?|issues?)",
                      r"(?:chronic|long[- ]term|other) (?:conditions?|illness\w*|diseases?)", r"been diagnosed", r"diagnosed with",
                      r"illness\w* in the past", r"any (?:illness|conditions?)", r"hospitali[sz]\w*", r"been in hospital"],
     "surgical_history": [r"surger\w*", r"operations?", r"operated", r"procedures?"],
@@ -46,15 +48,23 @@ QUESTION_TYPES: dict[str, list[str]] = {
                        r"relatives?", r"run in", r"hereditary", r"inherited", r"grand(?:mother|father|parents?)"],
     "travel": [r"travel\w*", r"trips?", r"abroad", r"been away", r"overseas", r"vacation", r"holiday", r"been out of"],
     "sexual_history": [r"sexual\w*", r"sex", r"sexually active", r"partners?", r"condoms?", r"intercourse", r"unprotected"],
-    "occupation": [r"work(?:s|ing|ed)?", r"job", r"occupation", r"for a living", r"employ\w*", r"profession"],
+    "occupation": [r"work(?:s|ing|ed)?", r"job", r"occupation", r"for a living", r"employ\w*", r"profession", r"retired", r"unemployed",
+                   r"student"],
     "living_situation": [r"live with", r"living situation", r"live alone", r"at home", r"who (?:do you live|lives)", r"support at home",
                          r"housing", r"pets?", r"animals?"],
     "diet": [r"diet", r"what (?:do|did) you eat", r"eaten", r"food", r"meals?", r"eating"],
-    "menstrual_history": [r"periods?", r"menstrua\w*", r"last period", r"lmp", r"cycle", r"pregnan\w*", r"menopaus\w*"],
+    "menstrual_history": [r"(?:my|your|her|last|first|monthly|menstrual|heavy|irregular|missed|late|painful|regular) periods?",
+                          r"periods? (?:are|is|have|has|been|were|was|started|stopped|came)", r"menstrua\w*", r"last period", r"lmp", r"cycle", r"pregnan\w*", r"menopaus\w*"],
     "vaccination": [r"vaccin\w*", r"immuni[sz]\w*", r"shots", r"jabs?", r"boosters?"],
     "exposure": [r"sick contacts?", r"anyone (?:\w+ ){0,3}(?:sick|ill|unwell)", r"anyone (?:else )?(?:sick|ill)", r"exposed", r"exposure", r"contact with", r"around anyone",
                  r"same symptoms", r"anyone (?:else )?(?:at home|around you)"],
     "activity": [r"exercise", r"activity", r"active", r"physical(?:ly)? activ\w*", r"walk (?:far|how far)", r"stairs", r"daily activities"],
+    "lifestyle": [r"lifestyle", r"social history", r"habits?", r"day[- ]to[- ]day life", r"way of life"],
+}
+
+# Umbrella question types a question may use for several history topics at once ("your lifestyle?").
+BROADER_TYPES: dict[str, tuple[str, ...]] = {
+    "lifestyle": ("occupation", "smoking", "alcohol", "substance_use", "diet", "activity", "living_situation"),
 }
 
 SYMPTOMS: dict[str, list[str]] = {
@@ -90,7 +100,7 @@ SYMPTOMS: dict[str, list[str]] = {
                    r"chest", r"angina"],
     "palpitations": [r"palpitat\w*", r"heart (?:racing|pounding|fluttering|skipping)", r"racing heart\w*", r"heart ?beat (?:racing|fast|pounding|irregular)", r"pounding heart", r"skipped beats?",
                      r"irregular heart\w*", r"flutter\w*"],
-    "leg_swelling": [r"swollen (?:legs?|ankles?|feet)", r"(?:legs?|ankles?|feet) (?:swell\w*|swollen)", r"swelling in (?:your|the) (?:legs?|ankles?|feet)",
+    "leg_swelling": [r"(?:swollen|swelling)(?:,?\s+(?!(?:lymph|glands?|nodes?)\b)\w+){0,4}\s+(?:legs?|ankles?|feet|foot|calf|calves)", r"swollen (?:legs?|ankles?|feet)", r"(?:legs?|ankles?|feet) (?:swell\w*|swollen)", r"swelling in (?:your|the) (?:legs?|ankles?|feet)",
                      r"edema", r"oedema", r"fluid retention"],
     "orthopnea": [r"lying (?:down )?flat", r"lie flat", r"pillows?", r"orthopn\w*", r"wake up (?:at night )?(?:short of breath|gasping|breathless)"],
     "calf_pain": [r"calf", r"calves", r"pain in (?:your|the) (?:leg|calf)", r"leg pain"],
@@ -129,9 +139,10 @@ SYMPTOMS: dict[str, list[str]] = {
     "itching": [r"itch\w*", r"pruritu\w*"],
     "skin_lesion": [r"lumps?", r"bumps?", r"lesions?", r"moles?", r"sores?", r"blisters?", r"ulcers?", r"wounds?", r"scabs?", r"boils?"],
     "bruising": [r"bruis\w*", r"bleed(?:ing)? (?:easily|gums)", r"gums? bleed\w*", r"nose ?bleeds?", r"petechia\w*", r"easy bleeding"],
-    "joint_pain": [r"joint (?:pain|ache)s?", r"joints? (?:hurt|ache|painful)", r"arthralgi\w*", r"pain in (?:your|the) (?:joints?|knees?|hips?|hands?|wrists?|toes?|ankles?|shoulders?)",
+    "joint_pain": [r"painful(?:,?\s+\w+){0,3}\s+(?:joints?|knees?|hips?|wrists?|ankles?|shoulders?|elbows?)",
+                   r"(?:knees?|hips?|wrists?|ankles?|shoulders?|elbows?) (?:pains?|aches?|hurts?)", r"joint (?:pain|ache)s?", r"joints? (?:hurt|ache|painful)", r"arthralgi\w*", r"pain in (?:your|the) (?:joints?|knees?|hips?|hands?|wrists?|toes?|ankles?|shoulders?)",
                    r"knees?", r"hips?", r"toes?", r"wrists?", r"shoulders?"],
-    "joint_swelling": [r"swollen joints?", r"joints? (?:swell\w*|swollen)", r"joint swelling", r"stiff\w*"],
+    "joint_swelling": [r"(?:swollen|swelling)(?:,?\s+\w+){0,3}\s+(?:joints?|knees?|wrists?|elbows?|fingers?|toes?)", r"swollen joints?", r"joints? (?:swell\w*|swollen)", r"joint swelling", r"stiff\w*"],
     "back_pain": [r"back ?(?:pain|ache|hurt\w*)", r"pain in (?:your|the) (?:lower |upper )?back", r"lower back", r"spine"],
     "neck_stiffness": [r"stiff neck", r"neck (?:stiff\w*|pain)", r"bend (?:your|the) neck", r"chin to (?:your|the) chest"],
     "muscle_pain": [r"muscle (?:pain|ache)s?", r"muscles? (?:hurt|ache)", r"myalgi\w*", r"body ?aches?", r"aching all over"],
@@ -155,7 +166,7 @@ SYMPTOMS: dict[str, list[str]] = {
     "hoarseness": [r"hoars\w*", r"voice (?:change|hoarse|lost)", r"lost your voice"],
     "toothache": [r"tooth ?ache", r"teeth", r"dental", r"jaw"],
     "facial_pain": [r"face pain", r"facial pain", r"pain in (?:your|the) face", r"cheeks?", r"sinus pain", r"pressure (?:behind|around) (?:your|the) eyes"],
-    "limb_pain": [r"arm pain", r"pain in (?:your|the) arm", r"leg pain", r"pain in (?:your|the) leg"],
+    "limb_pain": [r"painful(?:,?\s+\w+){0,3}\s+(?:legs?|arms?)", r"(?:legs?|arms?) (?:pains?|aches?|hurts?)", r"arm pain", r"pain in (?:your|the) arm", r"leg pain", r"pain in (?:your|the) leg"],
     "cold_extremities": [r"cold (?:hands|feet|fingers|toes)", r"(?:hands|feet|fingers|toes|arms?|legs?) (?:feel |are |turn |go )?(?:cold|white|blue)", r"fingers? (?:turn )?(?:white|blue)", r"raynaud\w*"],
     "breast_symptoms": [r"breasts?", r"nipples?"],
     "limp": [r"limp\w*", r"walk(?:ing)? (?:normally|properly)", r"bear weight", r"put weight"],
@@ -191,6 +202,34 @@ SYMPTOM_NAMES: dict[str, str] = {
     "cold_extremities": "cold or discoloured fingers", "breast_symptoms": "breast problems", "limp": "trouble walking",
 }
 
+# How a doctor names a symptom in a question ("Have you had any {name}?"), written apart from the patterns above.
+SYMPTOM_QUESTION_NAMES: dict[str, str] = {
+    "fever": "fever", "chills": "chills", "night_sweats": "night sweats", "sweating": "sweating", "fatigue": "tiredness",
+    "weight_loss": "weight loss", "weight_gain": "weight gain", "appetite_loss": "appetite", "headache": "headache",
+    "dizziness": "dizziness", "syncope": "fainting", "confusion": "confusion", "seizure": "seizures", "focal_weakness": "weakness",
+    "numbness": "numbness", "vision_changes": "vision problems", "eye_pain": "eye pain", "photophobia": "sensitivity to light",
+    "hearing_loss": "hearing", "ear_pain": "ear pain", "sore_throat": "sore throat", "nasal_congestion": "runny nose",
+    "cough": "cough", "sputum": "phlegm", "hemoptysis": "coughing up blood", "shortness_of_breath": "shortness of breath",
+    "wheezing": "wheezing", "chest_pain": "chest pain", "palpitations": "palpitations", "leg_swelling": "swollen ankles",
+    "orthopnea": "breathlessness lying flat", "calf_pain": "calf pain", "abdominal_pain": "stomach pain", "nausea": "nausea",
+    "vomiting": "vomiting", "hematemesis": "vomiting blood", "diarrhea": "diarrhea", "constipation": "constipation",
+    "bowel_changes": "bowel movements", "blood_in_stool": "blood in the stool", "heartburn": "heartburn",
+    "dysphagia": "difficulty swallowing", "bloating": "bloating", "jaundice": "yellow skin", "dark_urine": "dark urine",
+    "pale_stool": "pale stools", "dysuria": "pain when you pee", "urinary_frequency": "urinating more often",
+    "urinary_urgency": "urgency", "hematuria": "blood in the urine", "flank_pain": "flank pain",
+    "urinary_retention": "weak stream", "urinary_symptoms": "urine", "vaginal_discharge": "vaginal discharge",
+    "vaginal_bleeding": "vaginal bleeding", "penile_discharge": "penile discharge", "pelvic_pain": "pelvic pain",
+    "testicular_pain": "testicle pain", "rash": "rash", "itching": "itching", "skin_lesion": "skin lesions",
+    "bruising": "bruising", "joint_pain": "joint pain", "joint_swelling": "joint swelling", "back_pain": "back pain",
+    "neck_stiffness": "stiff neck", "muscle_pain": "muscle aches", "polyuria": "peeing a lot", "polydipsia": "thirst",
+    "heat_intolerance": "heat intolerance", "cold_intolerance": "cold intolerance", "tremor": "tremor", "anxiety": "anxiety",
+    "low_mood": "mood", "suicidal_thoughts": "thoughts of suicide", "sleep_problems": "sleep", "memory_problems": "memory",
+    "speech_difficulty": "speech", "facial_droop": "facial droop", "swollen_glands": "swollen glands",
+    "neck_swelling": "neck swelling", "hair_loss": "hair loss", "dry_skin": "dry skin", "hoarseness": "hoarseness",
+    "toothache": "toothache", "facial_pain": "facial pain", "limb_pain": "leg pain", "cold_extremities": "cold fingers",
+    "breast_symptoms": "breast changes", "limp": "limp",
+}
+
 # Generic words ("pain", "hurt") refer to whichever of these pain symptoms the patient has.
 PAIN_SYMPTOMS: frozenset[str] = frozenset({
     "headache", "eye_pain", "ear_pain", "sore_throat", "chest_pain", "calf_pain", "abdominal_pain", "flank_pain", "pelvic_pain",
@@ -204,8 +243,10 @@ BROADER: dict[str, tuple[str, ...]] = {
     "urinary_symptoms": ("dysuria", "urinary_frequency", "urinary_urgency", "hematuria", "urinary_retention", "polyuria", "dark_urine"),
     "sweating": ("night_sweats",),
     "skin_lesion": ("rash",),
+    "limb_pain": ("calf_pain",),
 }
 
 ALL_TOPICS: frozenset[str] = frozenset(QUESTION_TYPES) | frozenset(SYMPTOMS)
 assert not set(QUESTION_TYPES) & set(SYMPTOMS), "question types and symptoms must not share keys"
 assert set(SYMPTOM_NAMES) == set(SYMPTOMS), "every symptom needs a lay name"
+assert set(SYMPTOM_QUESTION_NAMES) == set(SYMPTOMS), "every symptom needs a question name"

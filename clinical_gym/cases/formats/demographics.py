@@ -18,6 +18,8 @@ _SEX_WORDS = {
     "female": re.compile(r"\b(?:female|woman|girl|lady|wife|mother|pregnant)\b", re.IGNORECASE),
 }
 _PRONOUNS = {"male": re.compile(r"\b(?:he|his|him)\b", re.IGNORECASE), "female": re.compile(r"\b(?:she|her|hers)\b", re.IGNORECASE)}
+_AGE_SEX_CODE = re.compile(r"(?:\b\d{1,3}|_+)\s*(?:y/?o|yo|y)\s*(?P<sex>[MF])\b")  # "67 y/o F", "___ y/o M" (MIMIC notes)
+_MASKED_AGE = re.compile(r"_{2,}\s*(?:y/?o|yo|-?years?[- ]old)", re.IGNORECASE)  # a de-identified age
 _SEX_CODES = {"m": "male", "male": "male", "man": "male", "f": "female", "female": "female", "woman": "female"}
 
 
@@ -39,6 +41,9 @@ def age_from_text(text: str) -> int | None:
 
 def sex_from_text(text: str) -> str | None:
     """'male' or 'female' from the first sex word in ``text`` (pronouns only when no word settles it), or None."""
+    coded = _AGE_SEX_CODE.search(text)
+    if coded:
+        return "male" if coded.group("sex") == "M" else "female"
     for patterns in (_SEX_WORDS, _PRONOUNS):
         hits = {sex: m.start() for sex, p in patterns.items() if (m := p.search(text))}
         if hits:
@@ -65,5 +70,7 @@ def demographics_from(*texts: str, age: Any = None, sex: Any = None) -> Demograp
             found_sex = sex_from_text(text)
     if found_age is None or found_sex is None:
         missing = " and ".join(n for n, v in (("age", found_age), ("sex", found_sex)) if v is None)
+        if found_age is None and any(_MASKED_AGE.search(t) for t in texts if t):
+            raise ValueError(f"no patient {missing} found: the age is de-identified ('___ y/o'); give an 'age' field")
         raise ValueError(f"no patient {missing} found (write e.g. '45-year-old woman' or '(male, 37 years old)')")
     return Demographics(age=found_age, sex=found_sex)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -82,7 +83,8 @@ def code_diagnosis(name: str, given: str | None = None) -> CodedDiagnosis:
         return CodedDiagnosis(given.strip().upper(), "given")
     from clinical_gym.rewards.icd10_lookup import resolve_icd10
 
-    codes = resolve_icd10(name)
+    folded = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))  # "Barré" -> "Barre"
+    codes = resolve_icd10(folded)
     if not codes:
         return CodedDiagnosis(UNKNOWN_ICD10, "unknown")
     return CodedDiagnosis(min(codes, key=lambda c: (len(c.replace(".", "")), c)), "looked up")

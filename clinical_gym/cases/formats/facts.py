@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from clinical_gym.cases.formats.text import clauses, patient_voice, sentences
+from clinical_gym.cases.formats.text import clauses, is_instruction, is_placeholder, patient_voice, sentences
 from clinical_gym.cases.schema import Fact, FactCategory
-from clinical_gym.cases.topic_match import compile_fragments, find_topics
+from clinical_gym.cases.topic_match import affirmed_symptoms, compile_fragments, find_topics
 from clinical_gym.cases.topics import SYMPTOMS
 
 # The topic a fact of each category answers when its text names none (and always, for background categories).
@@ -26,6 +26,11 @@ _HPI_TYPES = frozenset({"onset", "duration", "location", "character", "severity"
 _ID_PREFIX = {"hpi": "hpi", "ros": "ros", "past_history": "pmh", "surgical_history": "psh", "medications": "med", "allergies": "allergy",
               "social": "social", "family": "family", "gynecologic": "gyn"}
 MIN_FACT_CHARS = 3
+# A statement of how long or since when ("for 2 days", "over the past month", "since yesterday", "3 hours ago").
+_STATES_DURATION = re.compile(r"(?i)\b(?:for|over|during)\s+(?:the\s+)?(?:past\s+|last\s+|previous\s+)?(?:\d+|an?|one|two|three|four|five|six|"
+                              r"seven|eight|nine|ten|several|a\s+few|few|many)?\s*(?:minute|hour|day|week|month|year)s?\b")
+_STATES_ONSET = re.compile(r"(?i)\b(?:since\s+(?:yesterday|last|this|the|\w+day|\d)|\d+\s+(?:minute|hour|day|week|month|year)s?\s+ago|"
+                           r"(?:began|started|came\s+on)\b)")
 
 
 @lru_cache(maxsize=None)
@@ -50,15 +55,19 @@ def names_topics(text: str) -> bool:
     return bool(found.question_types or found.explicit_symptoms)
 
 
-def tag(text: str, category: FactCategory, context_symptom: str | None = None, extra: str = "") -> tuple[str, ...]:
+def tag(text: str, category: FactCategory, context_symptom: str | None = None, extra: str = "", present: bool = True) -> tuple[str, ...]:
     """Topics a fact answers: the question types and symptoms its text (and ``extra``, e.g. the question it answered)
-    names. History and ROS facts carry symptoms; an HPI statement about an attribute of the complaint (onset,
+    names; a symptom counts in the text only where it is named as a complaint, not by a body part or function alone
+    (``topic_match.affirmed_symptoms``). History and ROS facts carry symptoms; an HPI statement about an attribute of the complaint (onset,
     severity, ...) that names no symptom carries ``context_symptom``. Background facts carry no symptoms: family
     facts only 'family_history', social facts what they name (else 'living_situation'), the others their
     category's topic plus what they name."""
     found = find_topics(text)
     asked = find_topics(extra) if extra else None
     types = set(found.question_types) | (set(asked.question_types) if asked else set())
+    if category in _SYMPTOM_CATEGORIES:  # "Fever for 2 days." answers "how long?" and "since yesterday" "when?"
+        types |= {"duration"} if _STATES_DURATION.search(text) else set()
+        types |= {"onset"} if _STATES_ONSET.search(text) else set()
     own = CATEGORY_TOPIC[category]
     if category == "family":
         return (own,)
@@ -66,7 +75,7 @@ def tag(text: str, category: FactCategory, context_symptom: str | None = None, e
         return tuple(sorted(types)) or (own,)
     if category not in _SYMPTOM_CATEGORIES:
         return (own, *sorted(types - {own}))
-    symptoms = _symptoms_in_order(text, found.explicit_symptoms)
+    symptoms = _symptoms_in_order(text, affirmed_symptoms(text, denial=not present))  # "deep breathing" is not breathlessness
     if asked:
         symptoms += [s for s in _symptoms_in_order(extra, asked.explicit_symptoms) if s not in symptoms]
     if not symptoms and context_symptom and category == "hpi" and types & _HPI_TYPES:
@@ -101,11 +110,12 @@ class FactBuilder:
     _counts: dict[str, int] = field(default_factory=dict)
 
     def add(self, text: str, category: FactCategory, *, present: bool = True, asked: str = "") -> Fact | None:
-        """One fact, as given (no sentence splitting); None when the text is too short to be a fact."""
+        """One fact, as given (no sentence splitting); None when the text is too short to be a fact, a placeholder
+        ("Not provided.") or an instruction to the examiner ("The doctor should inquire about ...")."""
         text = text.strip()
-        if len(text) < MIN_FACT_CHARS:
+        if len(text) < MIN_FACT_CHARS or is_placeholder(text) or is_instruction(text):
             return None
-        topics = tag(text, category, self.chief_symptom if present else None, asked)
+        topics = tag(text, category, self.chief_symptom if present else None, asked, present)
         n = self._counts[category] = self._counts.get(category, 0) + 1
         fact = Fact(id=f"{_ID_PREFIX[category]}_{n}", category=category, text=text, topics=topics, present=present)
         if self.chief_symptom is None and present and fact.symptoms:

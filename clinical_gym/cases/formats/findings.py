@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from clinical_gym.cases.formats.text import as_text, flatten, humanize
+from clinical_gym.cases.formats.text import as_text, flatten, humanize, is_placeholder
 from clinical_gym.cases.schema import ExamSystem, LabValue, TestCategory, TestResult, Vitals
 
 _NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
@@ -29,9 +29,9 @@ _SYSTEM_WORDS: tuple[tuple[str, ExamSystem], ...] = (
     ("vital", "vitals"), ("heent", "heent"), (r"head\b", "heent"), ("general", "general"), ("appearance", "general"),
     ("cardio", "cardiovascular"), ("heart", "cardiovascular"), ("cardiac", "cardiovascular"), ("murmur", "cardiovascular"),
     ("respir", "respiratory"), ("lung", "respiratory"), ("pulmon", "respiratory"), ("chest", "respiratory"), ("breath", "respiratory"),
-    ("abdom", "abdominal"), ("bowel sound", "abdominal"), ("quadrant", "abdominal"), ("suprapubic", "abdominal"), ("epigastr", "abdominal"),
-    ("hepat", "abdominal"), ("splen", "abdominal"), ("mcburney", "abdominal"), ("rectal", "rectal"), ("pelvic", "pelvic"), ("gyn", "pelvic"),
-    ("cervi", "pelvic"), ("uter", "pelvic"), ("genit", "genitourinary"), ("testi", "genitourinary"), ("scrot", "genitourinary"),
+    ("abdom", "abdominal"), ("bowel sound", "abdominal"), ("(?:right|left) (?:upper|lower) quadrant", "abdominal"), ("suprapubic", "abdominal"), ("epigastr", "abdominal"),
+    ("hepat", "abdominal"), ("splen", "abdominal"), ("mcburney", "abdominal"), ("rectal", "rectal"), ("pelvic", "pelvic"), ("gyn(?!ecomastia)", "pelvic"),
+    ("cervi(?:x|cal os|cal motion|cal excitation|cal smear|cal discharge)", "pelvic"), ("tonsil", "heent"), ("uter", "pelvic"), ("genit", "genitourinary"), ("testi", "genitourinary"), ("scrot", "genitourinary"),
     ("neuro", "neurological"), ("cranial", "neurological"), ("reflex", "neurological"), ("motor", "neurological"),
     ("gait", "neurological"), ("sensation", "neurological"), ("musculo", "musculoskeletal"), ("joint", "musculoskeletal"),
     ("spine", "musculoskeletal"), ("skin", "skin"), ("derm", "skin"), ("rash", "skin"), ("extremit", "extremities"),
@@ -136,6 +136,26 @@ def parse_lab_line(line: str) -> LabValue | None:
     return parse_value(m.group("name").strip(), m.group("rest")) if m else None
 
 
+# "an alkaline phosphatase activity of 680 U/L", "hemoglobin concentration is 7.6 g/dL", "platelet count is 64,000/mm3"
+_INLINE_VALUE = re.compile(
+    rf"(?i)(?:^|,\s*|\band\s+|\bshows?\s+|\bwith\s+)(?:an?\s+|the\s+|his\s+|her\s+|their\s+)?(?P<name>[a-z][a-z0-9 -]{{1,40}}?)"
+    rf"(?:\s+(?:activity|concentrations?|levels?|titer|value))?\s+(?:of|is|was|are|were)\s+(?P<value>(?:[<>]\s*)?{_NUMBER}\s*[^\s,;]*)"
+)
+
+
+def inline_values(sentence: str) -> list[LabValue]:
+    """Lab values written into a sentence ("Serum studies show an alkaline phosphatase activity of 680 U/L and a
+    total bilirubin of 2.8 mg/dL"): each named number with a unit."""
+    out = []
+    for m in _INLINE_VALUE.finditer(sentence):
+        name = re.sub(r"(?i)^(?:serum|plasma|blood|urine)\s+(?=\w)", "", m.group("name").strip())
+        name = re.sub(r"(?i)^(?:studies|laboratory studies|results?)\s+(?:shows?|showed)\s+(?:an?\s+|the\s+)?", "", name)
+        value = parse_value(name[:1].upper() + name[1:], m.group("value").rstrip("."))
+        if value is not None and value.unit:
+            out.append(value)
+    return out
+
+
 def vitals_from_text(text: str) -> Vitals | None:
     """Vitals when ``text`` names all six (temperature, BP, heart rate, respiratory rate, SpO2), else None."""
     found = {key: p.search(text) for key, p in _VITAL_PATTERNS.items()}
@@ -204,38 +224,67 @@ def _result_value(name: str, text: str, category: TestCategory) -> LabValue | No
     return value
 
 
-def _is_panel(tree: dict[str, Any], category: TestCategory) -> bool:
-    """A dict of results read as one test with components (a blood panel), not a folder of separate tests."""
+# Keys that name a field of one report rather than a separate study ("MRI_Brain": {"Findings": ..., "Comments": ...}).
+_REPORT_FIELDS = re.compile(r"(?i)^(?:findings?|results?|impressions?|interpretation|report|comments?|conclusions?|description|"
+                            r"details|summary|notes?|observations?|outcome|status|values?|optional|assessment)$")
+
+
+def _is_panel(tree: dict[str, Any], category: TestCategory | None) -> bool:
+    """A dict of results read as one test with components (a blood panel), not a folder of separate tests: some
+    leaf is a number with a unit, or (for a lab-like or unknown category) every entry is a value and most are short
+    ("Positive", "Trace"), and they are not the fields of one report ("Findings", "Impression")."""
     scalars = {k: as_text(v) for k, v in tree.items() if not isinstance(v, dict)}
     if any(parse_value(humanize(k), t) for k, t in scalars.items()):
         return True
-    return category in ("lab", "microbiology") and len(scalars) == len(tree)
+    if len(scalars) != len(tree) or category not in ("lab", "microbiology", None) or all(_REPORT_FIELDS.match(humanize(k)) for k in scalars):
+        return False
+    short = [t for t in scalars.values() if len(t.split()) <= SHORT_RESULT_WORDS]
+    return 2 * len(short) >= len(scalars) > 0
+
+
+def _panel(name: str, tree: dict[str, Any], category: TestCategory) -> list[TestResult]:
+    values, lines = [], []
+    for leaf, text in flatten(tree):
+        found = _result_value(leaf, text, category)
+        if found:
+            values.append(found)
+        else:
+            lines.append(f"{leaf}: {text}")
+    return [TestResult(name=name, category=category, values=tuple(values), text="\n".join(lines))] if values or lines else []
+
+
+def _report(name: str, fields: dict[str, str], category: TestCategory) -> list[TestResult]:
+    """One study's report from its fields: a lone field is the text, several are 'Field: text' lines."""
+    kept = {humanize(k): t for k, t in fields.items() if not is_placeholder(t)}
+    if not kept:
+        return []
+    text = next(iter(kept.values())) if len(kept) == 1 else "\n".join(f"{k}: {t}" for k, t in kept.items())
+    return [TestResult(name=name, category=category, text=text)]
 
 
 def results_from_tree(name: str, value: Any, category: TestCategory | None = None) -> list[TestResult]:
-    """Test results from a (nested) JSON results entry: a panel becomes one test with lab values ('Parent - Child'
-    names), a folder of reports ('Imaging': {...}) one test per entry."""
+    """Test results from a (nested) JSON results entry, nested names kept as 'Parent - Child': a panel becomes one
+    test with lab values, a study's report fields ("Findings", "Impression") one test named by the study, and a
+    folder of studies ("Imaging": {"Chest_CT": ...}) one test per study ("Imaging - Chest CT"); the folder's own
+    loose values stay a test under the folder's name. Placeholders ("Not provided") are no result."""
     category = category_for_test(name) or category
     if not isinstance(value, dict):
         text = as_text(value)
-        if not text:
+        if is_placeholder(text):
             return []
-        cat = category or ("lab" if parse_value(name, text) else "other")
-        found = _result_value(name, text, cat)
+        leaf = name.rsplit(" - ", 1)[-1]
+        cat = category or ("lab" if parse_value(leaf, text) else "other")
+        found = _result_value(leaf, text, cat)
         return [TestResult(name=name, category=cat, values=(found,)) if found else TestResult(name=name, category=cat, text=text)]
-    if _is_panel(value, category or "lab"):
-        cat = category or "lab"
-        values, lines = [], []
-        for leaf, text in flatten(value):
-            found = _result_value(leaf, text, cat)
-            if found:
-                values.append(found)
-            else:
-                lines.append(f"{leaf}: {text}")
-        if not values and not lines:
-            return []
-        return [TestResult(name=name, category=cat, values=tuple(values), text="\n".join(lines))]
-    return [t for key, sub in value.items() for t in results_from_tree(humanize(key), sub, category)]
+    if _is_panel(value, category):
+        return _panel(name, value, category or "lab")
+    scalars = {k: as_text(v) for k, v in value.items() if not isinstance(v, dict)}
+    if scalars and all(_REPORT_FIELDS.match(humanize(k)) for k in scalars):
+        own = _report(name, scalars, category or "other")
+    else:
+        own = [t for k, text in scalars.items() for t in results_from_tree(f"{name} - {humanize(k)}", text, category)]
+    return own + [t for key, sub in value.items() if isinstance(sub, dict)
+                  for t in results_from_tree(f"{name} - {humanize(key)}", sub, category)]
 
 
 def result_from_report(name: str, report: str) -> TestResult | None:

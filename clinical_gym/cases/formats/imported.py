@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from clinical_gym.cases.formats.diagnosis import code_diagnosis, specialty_for
 from clinical_gym.cases.formats.facts import FactBuilder
-from clinical_gym.cases.schema import Case, Demographics, Diagnosis, ExamSystem, TestResult, Vitals
+from clinical_gym.cases.schema import Case, Demographics, Diagnosis, ExamSystem, Rubric, TestResult, Vitals
 
 _ID_CHARS = re.compile(r"[^A-Za-z0-9_.:-]+")
 
@@ -58,7 +58,7 @@ def imported_case(fmt_label: str, origin: Origin, facts: FactBuilder, *, demogra
                   social_history: list[str] | None = None, family_history: list[str] | None = None, vitals: Vitals | None = None,
                   physical_exam: dict[ExamSystem, str] | None = None, tests: list[TestResult] | None = None,
                   key_exams: list[str] | None = None, differential: list[str] | None = None, recommendation: str = "",
-                  notes: tuple[str, ...] = ()) -> Case:
+                  images: tuple[str, ...] = (), rubrics: tuple[Rubric, ...] = (), notes: tuple[str, ...] = ()) -> Case:
     """A validated Case from the parts a format reader found, with the defaults for what it did not."""
     diagnosis = diagnosis.strip()
     if not diagnosis:
@@ -73,6 +73,7 @@ def imported_case(fmt_label: str, origin: Origin, facts: FactBuilder, *, demogra
         chief_complaint=chief_complaint.strip(), self_report=self_report.strip(), history=tuple(facts.facts),
         past_history=tuple(past_history or ()), medications=tuple(medications or ()), allergies=tuple(allergies or ()),
         social_history=tuple(social_history or ()), family_history=tuple(family_history or ()), vitals=vitals,
-        physical_exam=physical_exam or {}, tests=tuple(tests or ()), key_exams=tuple(key_exams or ()),
+        physical_exam=physical_exam or {}, tests=tuple(tests or ()), images=tuple(images), key_exams=tuple(key_exams or ()),
         diagnosis=Diagnosis(name=diagnosis, icd10=coded.icd10), differential=tuple(differential or ()), recommendation=recommendation.strip(),
+        rubrics=tuple(rubrics),
     )

@@ -15,10 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clinical_gym.cases.formats.complaint import Complaint, complaint_items, presenting_complaint
 from clinical_gym.cases.formats.demographics import demographics_from
 from clinical_gym.cases.formats.facts import FactBuilder, category_for
-from clinical_gym.cases.formats.findings import (add_exam_text, category_for_test, exam_system_for, names_vitals, parse_lab_line,
-                                                 vitals_from_text)
+from clinical_gym.cases.formats.findings import (add_exam_text, category_for_test, exam_system_for, inline_values, names_vitals,
+                                                 parse_lab_line, vitals_from_text)
 from clinical_gym.cases.formats.imported import CaseFormat, Origin, imported_case
 from clinical_gym.cases.formats.text import Text, as_text, patient_voice, sentences
 from clinical_gym.cases.schema import Case, ExamSystem, FactCategory, LabValue, TestResult
@@ -30,9 +31,6 @@ ASKS_DIAGNOSIS = re.compile(
     r"(?:symptoms|findings|condition|presentation|illness)|condition|disorder|disease|underlying (?:condition|disorder|disease))"
     r"|\b(?:condition|disorder|disease) (?:does|is) (?:this|the) \w+ most likely"
 )
-# What follows these words in the opening sentence is the presenting complaint, in order of preference.
-_COMPLAINT_CUES = tuple(re.compile(rf"(?i)\b{cue}\s+(?P<complaint>.+?)\.?$") for cue in (
-    r"because of", r"complaining of", r"for evaluation of", r"with (?!an? (?:past |long |known )?(?:medical )?history)", r"after", r"for"))
 _EXAM = re.compile(
     r"(?i)\bexam(?:ination)?\b|\bauscultation\b|\bpalpation\b|\bpercussion\b|\bappears?\b|\b(?:is|are) (?:noted|seen|palpated|heard|"
     r"present) on\b|\b(?:is|are) (?:noted|palpated|heard)\b|\btender(?:ness)?\b|\bmurmur\b|\bcrackles\b|\brales\b|\bguarding\b"
@@ -40,9 +38,13 @@ _EXAM = re.compile(
 _TEST = re.compile(
     r"(?i)\b(?:laborator\w*|labs?|serum|plasma|urinalysis|urine (?:studies|test|culture|dipstick)|blood (?:count|culture|tests?|smear)"
     r"|hemoglobin|leukocyte count|platelet count|x-rays?|radiograph\w*|ct|mri|ultraso\w*|sonograph\w*|echocardiogra\w*|ecg|ekg"
-    r"|electrocardiogra\w*|biopsy|culture|gram stain|smear|lumbar puncture|csf|cerebrospinal|spirometry|titers?|assay|pcr)\b"
+    r"|electrocardiogra\w*|biopsy|culture|gram stain|smear|lumbar puncture|csf|cerebrospinal|spirometry|titers?|assay|pcr"
+    r"|\w+scopy|\w*graphy|\w+centesis|mammogra\w*|(?:[\w-]+ )?tests?|testing|antibod\w+|antigens?|serolog\w*|studies|\w+ breath test"
+    r"|(?:[a-z]+ )?(?:concentrations?|levels?|activity|count)(?= (?:is|was|are|were|of)\b))\b"
 )
-_TEST_NAME = re.compile(r"(?i)^(?:an?|the)?\s*(?P<name>.+?)\s+(?:shows?|showed|reveals?|revealed|demonstrates?|is|are|was|were)\b")
+_TEST_NAME = re.compile(r"(?i)^(?:(?:an?|the|his|her|their)\s+)?(?P<name>.+?)\s+(?:shows?|showed|reveals?|revealed|demonstrates?|is|are|was|were)\b")
+# A visit with no complaint in the opening sentence ("comes to the physician for a follow-up examination").
+_VISIT = re.compile(r"(?i)\b(?:follow-up|routine|health maintenance|check-?up|well-child|annual|preoperative|prenatal)\b|^(?:an? )?(?:examination|visit|evaluation)$")
 _CATEGORY_CUES: tuple[tuple[FactCategory, re.Pattern[str]], ...] = (
     ("family", re.compile(r"(?i)\b(?:mother|father|sister|brother|parents?|siblings?|family history|grand(?:mother|father))\b")),
     ("allergies", re.compile(r"(?i)\ballerg")),
@@ -54,6 +56,9 @@ _CATEGORY_CUES: tuple[tuple[FactCategory, re.Pattern[str]], ...] = (
     ("past_history", re.compile(r"(?i)(?<!-day )(?<!-week )(?<!-month )(?<!-year )\bhistory of\b|\bdiagnosed with\b|\bhas (?:had )?(?:type \d )?"
                                 r"(?:diabetes|hypertension|asthma)\b")),
 )
+# A sentence that says a test was done without saying what it found ("Laboratory testing was performed.").
+_NO_FINDING = re.compile(r"(?i)\b(?:was|were|is|are|has been|have been) (?:performed|obtained|done|ordered|sent|measured|examined|requested|"
+                         r"carried out)\.?$")
 _SHORT_RESULT = re.compile(r"(?i)^(?P<name>[A-Za-z][\w ,+\-/()']{0,40}?)\s*:?\s+(?P<value>positive|negative|trace|normal|abnormal|"
                            r"absent|present|none|not detected|detected|[1-4]\+|\d+\s*[-–]\s*\d+\s*/hpf)$")
 MAX_TEST_NAME_WORDS = 8
@@ -131,12 +136,14 @@ def _category(sentence: str) -> FactCategory:
     return next((cat for cat, cue in _CATEGORY_CUES if cue.search(sentence)), None) or category_for(sentence)
 
 
-class _Vignette:
+class Vignette:
     """A vignette sorted into the parts of a case."""
 
     def __init__(self, text: str) -> None:
         self.facts = FactBuilder()
         self.self_report = ""
+        self._visit = ""  # an opening sentence that named a visit, not a complaint
+        self.complaint_facts: list[str] = []  # the presenting complaint as fact texts
         self.vital_text: list[str] = []
         self.exam: dict[ExamSystem, str] = {}
         self.tests: list[TestResult] = []
@@ -157,6 +164,26 @@ class _Vignette:
                     self._sort(sentence)
         self._flush_labs(lab_name, labs)
 
+    def _complaint(self, sentence: str) -> None:
+        """The opening sentence: the presenting complaint is the self-report, and each symptom it lists a fact (with
+        the duration it gives). A visit without a complaint ("for a follow-up examination") leaves it to the next
+        sentence that states one ("She has had increasing fatigue ...")."""
+        complaint = presenting_complaint(sentence)
+        if complaint is not None and _VISIT.search(complaint.what) and not self._visit:
+            self._visit = sentence
+            return
+        if complaint is None and self._visit:
+            complaint = presenting_complaint(self._visit)
+            self.facts.add_text(sentence, _category(sentence))
+        if complaint is None:
+            self.self_report = sentence[:1].upper() + sentence[1:].rstrip(".")
+            self.facts.add_text(patient_voice(sentence), "hpi")
+            return
+        self.self_report = complaint.what[:1].upper() + complaint.what[1:]
+        self.complaint_facts = [Complaint(item, complaint.when).sentence for item in complaint_items(complaint.what)]
+        for text in self.complaint_facts:
+            self.facts.add(text, "hpi")
+
     def _flush_labs(self, name: str, labs: list[LabValue]) -> None:
         if labs:
             self.tests.append(TestResult(name=name, category=category_for_test(name) or "lab", values=tuple(labs)))
@@ -164,15 +191,16 @@ class _Vignette:
     def _sort(self, sentence: str) -> None:
         """File one sentence under the part of the case it belongs to."""
         if not self.self_report:
-            m = next((m for cue in _COMPLAINT_CUES if (m := cue.search(sentence))), None)
-            complaint = m.group("complaint") if m else sentence
-            self.self_report = complaint[:1].upper() + complaint[1:].rstrip(".")
-            self.facts.add_text(patient_voice(complaint), "hpi")
+            self._complaint(sentence)
+        elif _NO_FINDING.search(sentence) and _TEST.search(sentence):
+            return  # a test ordered, no result: neither a result nor something the patient says
         elif names_vitals(sentence):
             self.vital_text.append(sentence)
         elif _TEST.search(sentence) and not _EXAM.search(sentence.split(" show")[0]):
             name = _test_name(sentence)
-            self.tests.append(TestResult(name=name, category=category_for_test(name) or "other", text=sentence))
+            values = inline_values(sentence)
+            category = category_for_test(name) or ("lab" if values else "other")
+            self.tests.append(TestResult(name=name, category=category, text=sentence, values=tuple(values)))
         elif _EXAM.search(sentence):
             add_exam_text(self.exam, exam_system_for(sentence), sentence)
         else:
@@ -200,7 +228,7 @@ def to_case(row: MedQARow, origin: Origin) -> Case:
     if not ASKS_DIAGNOSIS.search(question):
         raise ValueError(f"the question asks for something other than a diagnosis ({question[:80]!r})")
     answer = row.answer_text()
-    v = _Vignette(body)
+    v = Vignette(body)
     vitals_text = " ".join(v.vital_text)
     vitals = vitals_from_text(vitals_text) if vitals_text else None
     if vitals_text and vitals is None:

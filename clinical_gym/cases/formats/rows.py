@@ -77,3 +77,16 @@ def first_row(path: Path) -> dict | None:
     except json.JSONDecodeError:
         return None
     return row if isinstance(row, dict) else None
+
+
+def member_lines(path: Path, keys: list[str]) -> dict[str, int]:
+    """The line on which each top-level member of a JSON object file starts (searched in order; 1 when not found)."""
+    text = path.read_text(encoding="utf-8")
+    lines, at = {}, 0
+    for key in keys:
+        found = text.find(json.dumps(key, ensure_ascii=False), at)
+        if found < 0:
+            found = text.find(json.dumps(key), at)
+        lines[key] = text.count("\n", 0, found) + 1 if found >= 0 else 1
+        at = max(at, found)
+    return lines

@@ -21,9 +21,29 @@ _NEGATION = re.compile(
     re.IGNORECASE,
 )
 _DENIES = re.compile(rf"^(?:{_SUBJECT})?(?:denies|denied)(?:\s+any)?\s+", re.IGNORECASE)
-_REPORTS = re.compile(rf"^(?:{_SUBJECT})?(?:reports|reported|states|stated|describes|complains of|endorses|notes|mentions)\s+", re.IGNORECASE)
+_REPORTS = re.compile(rf"^(?:{_SUBJECT})?(?:reports|reported|states|stated|describes|complains of|endorses|notes|mentions|"
+                      r"(?:presents|presented|is presenting) with(?: (?:complaints?|a complaint) of)?)\s+", re.IGNORECASE)
+# What a record writes where it has no value: such a leaf is no result and no fact.
+_PLACEHOLDER = re.compile(
+    r"(?i)^(?:not (?:provided|specified|available|performed|done|reported|recorded|applicable|mentioned|given)|n/?a|none (?:provided|"
+    r"reported|given|available|noted)|pending|unknown|null|nan|-+|—|(?:no )?information (?:is )?not (?:provided|available)|"
+    r"no (?:additional|further|other) (?:symptoms|information|details) (?:provided|reported|given))\.?$"
+)
+# A sentence that instructs the examiner or actor instead of describing the patient ("The doctor should inquire ...").
+_INSTRUCTION = re.compile(r"(?i)\b(?:the doctor (?:should|may|will|to)|doctor to (?:note|ask|assess)|should (?:inquire|ask about|be asked)|"
+                          r"expect questions|as a patient actor|for your role|your character|remember,? you)\b")
 _DEMOGRAPHIC_TAIL = re.compile(r"\s*\((?:[^()]*\b(?:years?|months?)\s+old|[^()]*\b(?:male|female|man|woman|boy|girl)\b)[^()]*\)\s*$",
                                re.IGNORECASE)
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether a record value stands for a missing one ("Not provided", "N/A", "Pending", "")."""
+    return not text.strip() or bool(_PLACEHOLDER.match(text.strip()))
+
+
+def is_instruction(sentence: str) -> bool:
+    """Whether a sentence speaks to the examiner or the actor rather than about the patient."""
+    return bool(_INSTRUCTION.search(sentence))
 
 
 def as_text(value: Any) -> str:
@@ -65,7 +85,8 @@ def humanize(key: str) -> str:
 
 
 def flatten(tree: dict[str, Any], parent: str = "") -> list[tuple[str, str]]:
-    """Leaves of a nested dict as ('Parent - Child', text) pairs, in order."""
+    """Leaves of a nested dict as ('Parent - Child', text) pairs, in order; placeholder leaves ("Not provided") are
+    left out."""
     leaves: list[tuple[str, str]] = []
     for key, value in tree.items():
         name = f"{parent} - {humanize(key)}" if parent else humanize(key)
@@ -73,7 +94,7 @@ def flatten(tree: dict[str, Any], parent: str = "") -> list[tuple[str, str]]:
             leaves.extend(flatten(value, name))
         else:
             text = as_text(value)
-            if text:
+            if not is_placeholder(text):
                 leaves.append((name, text))
     return leaves
 
@@ -120,3 +141,24 @@ def patient_voice(clause: str) -> str:
 def without_demographics(text: str) -> str:
     """A self-report without a trailing '(male, 37 years old)'."""
     return _DEMOGRAPHIC_TAIL.sub("", text).strip()
+
+
+# Second person (a role-play brief: "You are a 55-year-old woman ... your face") to the patient's first person.
+_SECOND_PERSON: tuple[tuple[str, str], ...] = (
+    (r"you are", "I am"), (r"you were", "I was"), (r"you're", "I'm"), (r"you've", "I've"), (r"you'd", "I'd"), (r"you'll", "I'll"),
+    (r"you have", "I have"), (r"you had", "I had"), (r"you haven't", "I haven't"), (r"you don't", "I don't"), (r"you do", "I do"),
+    (r"you did", "I did"), (r"yourself", "myself"), (r"yours", "mine"), (r"your", "my"),
+)
+_OBJECT_YOU = re.compile(r"\b(to|for|with|at|on|about|from|told|asked|gave|examined|noted|advised|helped|of|by|as|than|let|make|makes|made)"
+                         r" you\b", re.IGNORECASE)
+
+
+def first_person(text: str) -> str:
+    """A second-person brief as the patient's own words ("You have noticed your skin darkening" -> "I have noticed
+    my skin darkening"); markdown emphasis is removed."""
+    text = re.sub(r"\*\*|__", "", text)
+    for you, me in _SECOND_PERSON:
+        text = re.sub(rf"\b{you}\b", lambda m, me=me: me if m.group(0)[0].islower() or me.startswith("I") else me.capitalize(), text,
+                      flags=re.IGNORECASE)
+    text = _OBJECT_YOU.sub(lambda m: f"{m.group(1)} me", text)
+    return re.sub(r"\byou\b", "I", text, flags=re.IGNORECASE)
