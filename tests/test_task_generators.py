@@ -272,3 +272,47 @@ def test_answers_are_what_the_rules_compute():
         rule = fleischner_recommendation(call["nodule_type"], call["long_axis_mm"], call["short_axis_mm"],
                                          call["multiple"], call["patient_risk"], call.get("solid_component_mm", 0))
         assert rule["recommendation"] == task.options[task.answer], task.id
+
+
+# -- the command line and the benchmark ----------------------------------------------------------------------------------
+def test_tasks_generate_writes_a_folder_that_reads_back_unchanged(tmp_path, capsys):
+    from clinical_gym.cli import main
+
+    out = tmp_path / "triage"
+    assert main(["tasks", "generate", "--env", "triage", "-n", "12", "--seed", "3", "--out", str(out)]) == 0
+    assert "wrote 12 Triage-v0 tasks" in capsys.readouterr().out
+    assert {p.name for p in out.iterdir()} == {"tasks.json", "db.json", "generation.json"}
+    env = gym.make("Triage-v0", tasks=str(out), knowledge=None).unwrapped
+    again = generated("Triage-v0", 12, 3)
+    assert [t.model_dump() for t in env.tasks] == [t.model_dump() for t in again.tasks]
+    assert env.base_db.get_hash() == again.db.get_hash()
+    assert main(["tasks", "generate", "--env", "triage", "-n", "2", "--out", str(out)]) == 2  # not empty
+    assert "is not an empty folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--env", "Triage-v0", "-n", "0"], "the number of tasks must be from 1 to 100,000, got 0"),
+    (["--env", "Triage-v0", "-n", "many"], "the number of tasks must be a whole number, got 'many'"),
+    (["--env", "Triage-v0", "-n", "3", "--seed", "1.5"], "the task seed must be a whole number >= 0"),
+    (["--env", "no-such-domain", "-n", "3"], "unknown tool domain 'no-such-domain'"),
+])
+def test_tasks_generate_refuses_bad_arguments_in_one_line(argv, message, tmp_path, capsys):
+    from clinical_gym.cli import main
+
+    assert main(["tasks", "generate", *argv, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert not (tmp_path / "x").exists()
+
+
+def test_bench_plays_generated_tasks_of_the_run_seed(tmp_path):
+    from clinical_gym.benchmarks.records import read_records
+    from clinical_gym.benchmarks.runner import BenchConfig, run_bench
+
+    run_bench(BenchConfig(envs="Triage-v0", agents="oracle,random", out=tmp_path, tasks="generated:6", seed=2,
+                          split=None, progress=False))
+    records = read_records(tmp_path)
+    assert {r.case_id for r in records} == {t.id for t in generated("Triage-v0", 6, 2).tasks}
+    oracle = [r.reward for r in records if r.agent == "oracle"]
+    assert len(oracle) == 6 and min(oracle) == pytest.approx(1.0)
+    assert max(r.reward for r in records if r.agent == "random") < 0.9

@@ -34,7 +34,7 @@ import hashlib
 import importlib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -394,12 +394,24 @@ def lettered(rng: np.random.Generator, correct: str, distractors: Sequence[str],
     return options, next(k for k, v in options.items() if v == correct)
 
 
-def split_pool(items: Sequence[Any], test: Callable[[Any], bool]) -> dict[str, tuple[Any, ...]]:
-    """``{"train": ..., "test": ...}``: the items for which ``test`` is False, and the ones for which it is True."""
-    pools = {"train": tuple(i for i in items if not test(i)), "test": tuple(i for i in items if test(i))}
-    if not pools["train"] or not pools["test"]:
-        raise ValueError("a generalisation split needs items in both pools")
-    return pools
+# -- conditions ----------------------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def condition_pools() -> dict[str, tuple[Any, ...]]:
+    """The disease knowledge table split into "train" and "test" conditions by a hash of each condition's id (about
+    20% test), so that every generator sampling conditions holds out the same ones."""
+    from clinical_gym.cases.disease_table import disease_table
+
+    table = disease_table()
+    return {split: tuple(d for d in table if split_of(f"condition:{d.id}") == split) for split in SPLITS}
+
+
+@lru_cache(maxsize=1)
+def case_sources() -> dict[str, Any]:
+    """A case generator (``clinical_gym.cases.generator.CaseGenerator``) over each pool of ``condition_pools``,
+    built once per process and shared by the generators that sample patients from the table."""
+    from clinical_gym.cases.generator import CaseGenerator
+
+    return {split: CaseGenerator(diseases) for split, diseases in condition_pools().items()}
 
 
 # -- people ------------------------------------------------------------------------------------------------------------

@@ -62,7 +62,6 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
     review_categories = REVIEWS
     can_document = True
     task_generator = "clinical_gym.domains.clinical_diagnosis.generator:ClinicalDiagnosisGenerator"
-    task_generator = "clinical_gym.domains.clinical_diagnosis.generator:ClinicalDiagnosisGenerator"
 
     def domain_toolkit(self, db: ClinicalDiagnosisDB) -> Toolkit:  # type: ignore[override]
         return ClinicalDiagnosisTools(db)

@@ -25,9 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from clinical_gym.cases.disease_table import disease_table
 from clinical_gym.cases.generator import CaseGenerator
-from clinical_gym.cases.loading import split_of
 from clinical_gym.cases.schema import normalize
 from clinical_gym.drugs import reference
 from clinical_gym.drugs.units import creatinine_clearance
@@ -39,7 +37,9 @@ from clinical_gym.tool_env.generation import (
     TaskGenerator,
     Wording,
     between,
+    case_sources,
     chance,
+    condition_pools,
     lettered,
     person_name,
     pick,
@@ -187,14 +187,13 @@ class ClinicalDiagnosisGenerator(TaskGenerator):
         return ("conditions the train split never shows: " + ", ".join(d.name for d in self.diseases["test"])
                 + "; indications: " + ", ".join(i.condition for i in INDICATIONS if i.pool == "test"))
 
-    @cached_property
+    @property
     def diseases(self) -> dict[str, tuple[Any, ...]]:
-        table = disease_table()
-        return {split: tuple(d for d in table if split_of(f"condition:{d.id}") == split) for split in ("train", "test")}
+        return condition_pools()
 
-    @cached_property
+    @property
     def case_sources(self) -> dict[str, CaseGenerator]:
-        return {split: CaseGenerator(diseases) for split, diseases in self.diseases.items()}
+        return case_sources()
 
     @cached_property
     def catalogue(self) -> ClinicalDiagnosisDB:

@@ -36,7 +36,9 @@ from clinical_gym.tool_env.generation import (
     TaskGenerator,
     Wording,
     between,
+    case_sources,
     chance,
+    condition_pools,
     lettered,
     pick,
     sample,
@@ -184,14 +186,13 @@ class MedicalQAGenerator(TaskGenerator):
                 + "; abnormal analytes: " + ", ".join(self.analytes["test"])
                 + "; instruments: " + ", ".join(s.name for s in SCORED if s.pool == "test"))
 
-    @cached_property
+    @property
     def diseases(self) -> dict[str, tuple[Disease, ...]]:
-        table = disease_table()
-        return {split: tuple(d for d in table if split_of(f"condition:{d.id}") == split) for split in ("train", "test")}
+        return condition_pools()
 
-    @cached_property
+    @property
     def case_sources(self) -> dict[str, CaseGenerator]:
-        return {split: CaseGenerator(diseases) for split, diseases in self.diseases.items()}
+        return case_sources()
 
     @cached_property
     def by_name(self) -> dict[str, Disease]:
