@@ -6,7 +6,6 @@ import logging
 from typing import Any, Sequence
 
 from clinical_gym.cases import Case
-from clinical_gym.cases.formatting import format_test_result, format_vitals
 from clinical_gym.cases.schema import normalize
 from clinical_gym.env import ClinicalEnv
 from clinical_gym.experience.injector import ExperienceInjector, ExperienceSource, InjectionConfig
@@ -221,26 +220,16 @@ class ClinicalInquiryEnv(ClinicalEnv):
 
 
 def find_exam_result(case: Case, request: str) -> str | None:
-    """The case's result for a requested examination or test, or None: matched by normalised name, then by the exam
-    catalogue's names, aliases and sub-items (``clinical_gym.domains.workup.catalogue``, DiagGym's exam matching)."""
-    want = normalize(request)
-    if not want:
+    """The case's recorded result for a requested examination or test, found the way DiagnosticWorkup's world model
+    finds it (``clinical_gym.domains.workup.record``: recorded, nested and group names, catalogue aliases,
+    components, physical-exam sections, vitals), as "<name>:\n<result>"; None when the record holds nothing."""
+    from clinical_gym.domains.workup.catalogue import load_catalogue
+    from clinical_gym.domains.workup.record import RecordIndex
+
+    hit = RecordIndex(case, load_catalogue()).find(request)
+    if hit is None or not hit.complete:
         return None
-    words = set(want.split())
-    if case.vitals and words & {"vitals", "vital", "signs", "observations", "obs"}:
-        return format_vitals(case.vitals)
-    for test in case.tests:
-        name = normalize(test.name)
-        if want == name or want in name or name in want:
-            return f"{test.name}:\n{format_test_result(test)}"
-    for system, text in case.physical_exam.items():
-        if system.replace("_", " ") in want or (system == "abdominal" and "abdomen" in words):
-            return f"{system.capitalize()} examination: {text}"
-    catalogue = load_catalogue()  # other names of the same exam: "full blood count", "FBC" for a Complete Blood Count
-    for test in case.tests:
-        if catalogue.match(request, test.name):
-            return f"{test.name}:\n{format_test_result(test)}"
-    return None
+    return f"{hit.label}:\n{hit.text}"
 
 
 def _make_patient(patient: str | Patient | LLMClient) -> Patient:

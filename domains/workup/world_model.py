@@ -1,9 +1,12 @@
 """EHR world models for DiagnosticWorkup: what an ordered examination returns for this patient.
 
-* ``RecordWorldModel`` (the default): the result the case records; otherwise a result synthesised from the
-  exam catalogue (normal values) shifted by the disease knowledge table where the diagnosis implies it.
-  Deterministic per (case, exam, seed). Whether a result was recorded or synthesised is reported to the
-  environment (for ``info``), never written into the result text.
+* ``RecordWorldModel`` (the default): record first. An order is looked up in the case's own results under every
+  name it may use (``clinical_gym.domains.workup.record``: recorded names, nested and group names, their generic
+  forms, the catalogue's aliases, lab values by component); only what the record does not hold is synthesised
+  from the exam catalogue (normal values), shifted by the disease knowledge table where the diagnosis says how
+  that exam changes. A recorded result is never replaced by a synthesised one, and a panel the record holds in
+  part keeps its recorded values. Deterministic per (case, exam, seed). Whether a result was recorded or
+  synthesised is reported to the environment (for ``info``), never written into the result text.
 * ``LLMWorldModel``: DiagGym's completion prompt over any ``LLMClient`` (e.g. a vLLM server with the published
   DiagGym weights), or a chat variant for chat-only models.
 """
@@ -17,12 +20,13 @@ from typing import Literal, Protocol
 import numpy as np
 
 from clinical_gym.cases import Case, LabValue, TestResult
-from clinical_gym.cases.disease_table import Disease, find_disease
+from clinical_gym.cases.disease_table import Disease, disease_for
 from clinical_gym.cases.formatting import format_test_result, format_vitals
 from clinical_gym.llm.base import LLMClient
 from clinical_gym.domains.workup.catalogue import Exam, load_catalogue
+from clinical_gym.domains.workup.record import RecordIndex
 
-ResultSource = Literal["record", "synthesised", "llm", "unknown"]
+ResultSource = Literal["record", "record+synthesised", "synthesised", "llm", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -45,22 +49,10 @@ def _stable_seed(*parts: object) -> int:
     return zlib.crc32("\x1f".join(str(p) for p in parts).encode())
 
 
-def _recorded(case: Case, exam: Exam) -> str | None:
-    """The case's own result for ``exam``: a recorded test, a physical-exam section, or the vitals."""
-    catalogue = load_catalogue()
-    for test in case.tests:
-        resolved = catalogue.resolve(test.name)
-        if resolved is not None and resolved.name == exam.name:
-            return format_test_result(test)
-    if exam.exam_system == "vitals":
-        return format_vitals(case.vitals) if case.vitals else None
-    if exam.exam_system is not None:
-        return case.physical_exam.get(exam.exam_system)
-    return None
-
-
-def _synthesised(case: Case, exam: Exam, disease: Disease | None, rng: np.random.Generator) -> str:
-    """A plausible result: normal values, moved into the disease's typical range where the table says so."""
+def _synthesised(case: Case, exam: Exam, disease: Disease | None, rng: np.random.Generator,
+                 recorded: dict[str, LabValue] | None = None) -> str:
+    """A plausible result: normal values, moved into the disease's typical range where the table says so; the
+    components in ``recorded`` keep their recorded values."""
     disease_text = next((r.text for r in (disease.results if disease else ()) if _same_exam(r.test, exam)), None)
     if exam.exam_system == "vitals" and case.vitals:
         return format_vitals(case.vitals)
@@ -74,6 +66,7 @@ def _synthesised(case: Case, exam: Exam, disease: Disease | None, rng: np.random
             value = round(float(rng.uniform(shift.typical_low, shift.typical_high)), 2)
             flag = "high" if value > shift.ref_high else "low" if value < shift.ref_low else "normal"
             values[i] = LabValue(name=v.name, value=value, unit=v.unit, ref_low=v.ref_low, ref_high=v.ref_high, flag=flag)
+    values = [recorded.get(v.name, v) for v in values] if recorded else values
     text = "" if exam.kind in ("lab_panel", "lab_test") else (disease_text or exam.normal_text)
     return format_test_result(TestResult(name=exam.name, category=exam.test_category(), text=text, values=tuple(values)))
 
@@ -90,21 +83,25 @@ class RecordWorldModel:
     seed: int = 0
     case: Case | None = None
     _disease: Disease | None = field(default=None, repr=False)
+    _record: RecordIndex | None = field(default=None, repr=False)
 
     def reset(self, case: Case, seed: int) -> None:
         self.case, self.seed = case, seed
-        self._disease = find_disease(case.diagnosis.icd10) or find_disease(case.diagnosis.name)
+        self._disease = disease_for(case.diagnosis)
+        self._record = RecordIndex(case, load_catalogue())
 
     def result(self, exam_name: str, history: list[tuple[str, str]] | None = None) -> ExamResult:
         catalogue = load_catalogue()
-        exam = catalogue.resolve(exam_name)
+        hit = self._record.find(exam_name)
+        if hit is not None and hit.complete:
+            return ExamResult(hit.text, "record", hit.label)
+        exam = hit.exam if hit is not None else catalogue.resolve(exam_name)
         if exam is None:
-            return ExamResult("", "unknown", None, tuple(catalogue.suggest(exam_name, k=3)))
-        recorded = _recorded(self.case, exam)
-        if recorded is not None:
-            return ExamResult(recorded, "record", exam.name)
+            suggestions = [*self._record.suggest(exam_name), *catalogue.suggest(exam_name, k=3)]
+            return ExamResult("", "unknown", None, tuple(dict.fromkeys(suggestions))[:3])
         rng = np.random.default_rng(_stable_seed(self.seed, self.case.id, exam.name))
-        return ExamResult(_synthesised(self.case, exam, self._disease, rng), "synthesised", exam.name)
+        text = _synthesised(self.case, exam, self._disease, rng, hit.components if hit is not None else None)
+        return ExamResult(text, "record+synthesised" if hit is not None else "synthesised", exam.name)
 
 
 # -- LLM world model (DiagGym prompt) -------------------------------------------------------------------------
