@@ -63,7 +63,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
 
     ## Arguments
     ``gym.make("ClinicalInquiry-v0", cases="library", split=None | "train" | "test" | "all",
-    patient="rules" | "openai:MODEL" | "transformers:PATH" | Patient | LLMClient, reward="doctoragent_rl",
+    patient="rules" | "rules:unsure" | "openai:MODEL" | "transformers:PATH" | Patient | LLMClient, reward="doctoragent_rl",
     reward_config=None, judge=None | "openai:MODEL" | "transformers:PATH" | LLMClient (``doctor_r1`` only),
     turn_budget=10 | "dynamic" | (lo, hi),
     allow_tests=False, force_final_diagnosis=False, experience=None, experience_config=None, render_mode=None)``;
@@ -235,9 +235,11 @@ def find_exam_result(case: Case, request: str) -> str | None:
 def _make_patient(patient: str | Patient | LLMClient) -> Patient:
     if patient == "rules":
         return RuleBasedPatient()
+    if isinstance(patient, str) and patient.startswith("rules:"):  # "rules:unsure": what it says to unrecorded events
+        return RuleBasedPatient(unknown_answer=patient.partition(":")[2])
     if not isinstance(patient, str) and hasattr(patient, "reply") and hasattr(patient, "reset"):
         return patient
-    client = llm_setting(patient, "patient", also="'rules', a Patient, ")
+    client = llm_setting(patient, "patient", also="'rules', 'rules:unsure', a Patient, ")
     if client is None:
         raise ValueError(f"patient must not be None; use 'rules', a Patient, {SPECS}")
     return LLMPatient(client)

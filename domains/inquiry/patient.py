@@ -1,8 +1,13 @@
 """Simulated patients: the protocol, and the rule-based default that answers from a case's structured facts.
 
-The rule-based patient reveals only the fact a question asks for, denies symptoms the case does not have,
-says it does not know what a patient would not know (lab values, scan results), never names or confirms a
-diagnosis, spots repeated questions, and speaks in its persona's tone. It is deterministic given the rng.
+The rule-based patient reveals only the facts a question asks for (every topic of a compound question),
+denies symptoms the case does not have, says it does not know what a patient would not know (lab values,
+scan results), never names or confirms a diagnosis, and speaks in its persona's tone. It never contradicts
+what it already said (``clinical_gym.domains.inquiry.consistency``): a symptom that a told fact affirms, in its
+tags or in its own words, is never denied. A question is "already asked" only when its answer would tell
+nothing new. A yes/no question about an event the record does not mention ("Have you had a colonoscopy?")
+gets a plausible negative that names no diagnosis (``unknown_answer="deny"``, what real patients do) or an
+unsure reply (``"unsure"``). It is deterministic given the rng.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from clinical_gym.cases import Case, Fact
+from clinical_gym.cases.leakage import leaked_terms
 from clinical_gym.cases.topics import BROADER, PAIN_SYMPTOMS, SYMPTOM_NAMES
+from clinical_gym.domains.inquiry.consistency import GENERIC_PAIN, HISTORY_TYPES, case_claims
 from clinical_gym.domains.inquiry.questions import HPI_TYPES, QuestionTopics, analyze_question, content_words
 
 ReplyKind = Literal["answered", "denied", "unknown", "refused", "repeated"]
+UnknownAnswer = Literal["deny", "unsure"]
 
 REFUSE = "Sorry, I cannot answer this question."
 REPEATED = "Sorry, you've already asked this question."
@@ -26,17 +34,41 @@ NO_DIAGNOSIS = "I don't know what's wrong with me, doctor, that's why I came to 
 UNKNOWN = "I don't know, nobody has told me that."
 UNSURE = "I'm not sure, I haven't noticed anything like that."
 NO_PAIN = "No, I'm not in any pain."
+HOLD_BACK = "Um, nothing I really want to go into."
+NO_EVENT: dict[str, str] = {"deny": "No, not that I know of.", "unsure": "I'm not sure, I don't think so."}
+# What a patient says when the record holds nothing about a history topic (a plausible negative, no diagnosis).
+NO_HISTORY: dict[str, str] = {
+    "past_history": "No, I don't have any long-term medical problems.", "surgical_history": "No, I've never had an operation.",
+    "medications": "I'm not taking any regular medicines.", "allergies": "No, I'm not allergic to anything that I know of.",
+    "smoking": "No, I don't smoke.", "alcohol": "I don't really drink alcohol.", "substance_use": "No, I don't use any drugs.",
+    "family_history": "Not that I know of, nobody in my family has had anything like this.",
+    "travel": "No, I haven't travelled anywhere recently.", "sexual_history": "Nothing I'm worried about there.",
+    "vaccination": "As far as I know, my vaccinations are up to date.", "exposure": "No, not that I know of.",
+    "menstrual_history": "Nothing unusual there.", "occupation": "Nothing about my work that I think matters here.",
+    "living_situation": "Nothing out of the ordinary at home.", "diet": "Nothing out of the ordinary with my diet.",
+    "activity": "Nothing out of the ordinary there.", "associated": "Not that I can think of.",
+}
+# A yes/no question about something that did or did not happen ("Have you had a colonoscopy?", "Did you travel?").
+_EVENT_QUESTION = re.compile(
+    r"(?i)^\s*(?:(?:so|and|also|ok(?:ay)?|now|tell me),?\s+)?(?:(?:have|has|had|did|were|was)\s+(?:you|anyone|anybody|your\s+\w+)\b|"
+    r"(?:any|ever)\b|(?:do|does|are|is)\s+(?:you|anyone)\s+(?:\w+\s+){0,2}(?:had|been|ever)\b)"
+)
 BM25_MIN_SCORE = 1.0
-MAX_PARTS = 3
+EVENT_WORD_SHARE = 2 / 3
+MAX_PARTS = 6
+WORD_BONUS, MAX_WORD_BONUS = 0.25, 1.0
+STEM = 5  # words compared by their first letters ("operation" / "operated")
 
 
 @dataclass(frozen=True)
 class PatientReply:
-    """What the patient said, how (``kind``), and which fact ids it revealed."""
+    """What the patient said, how (``kind``), which fact ids it revealed, and which topic keys it denied in its own
+    words (symptoms, history topics, ``"<pain>"``; see ``consistency``)."""
 
     text: str
     kind: ReplyKind
     facts: tuple[str, ...] = ()
+    denied: tuple[str, ...] = ()
 
 
 class Patient(Protocol):
@@ -47,23 +79,34 @@ class Patient(Protocol):
     def reply(self, question: str, history: list[dict[str, str]]) -> PatientReply: ...
 
 
+def _stems(words) -> frozenset[str]:
+    return frozenset(w[:STEM] for w in words)
+
+
 @dataclass
 class _CaseIndex:
-    """Per-case lookups, built once per case object."""
+    """Per-case lookups, built once per case object. Facts that name the diagnosis are never said."""
 
     facts: tuple[Fact, ...]
+    said: dict[str, frozenset[str]]  # fact id -> keys it answers (tags, plus symptoms its words affirm)
+    stems: dict[str, frozenset[str]]
     chief: str | None
     pains: frozenset[str]
-    bm25: BM25Okapi
+    affirmed: frozenset[str]  # every key some present fact affirms
+    bm25: BM25Okapi | None
 
     @classmethod
     def build(cls, case: Case) -> "_CaseIndex":
-        facts = case.history
+        claims = case_claims(case)
+        facts = tuple(f for f in case.history if not leaked_terms(f.text, case.diagnosis))
+        said = {f.id: frozenset(f.topics) | claims[f.id].affirms for f in facts}
         ordered = [f for f in facts if f.volunteered and f.symptoms] + [f for f in facts if f.category == "hpi" and f.symptoms]
         chief = ordered[0].symptoms[0] if ordered else None
-        pains = frozenset(s for f in facts if f.present for s in f.symptoms if s in PAIN_SYMPTOMS)
+        pains = frozenset(s for f in facts if f.present for s in said[f.id] if s in PAIN_SYMPTOMS)
         corpus = [list(content_words(f.text)) or ["_"] for f in facts]
-        return cls(facts=facts, chief=chief, pains=pains, bm25=BM25Okapi(corpus))
+        affirmed = frozenset(k for f in case.history if f.present for k in claims[f.id].affirms)
+        return cls(facts=facts, said=said, stems={f.id: _stems(content_words(f.text)) for f in facts}, chief=chief, pains=pains,
+                   affirmed=affirmed, bm25=BM25Okapi(corpus) if corpus else None)
 
 
 _INDEX: dict[int, tuple[Case, _CaseIndex]] = {}
@@ -95,17 +138,44 @@ def _denial(symptoms: list[str]) -> str:
 
 
 @dataclass
+class _Answer:
+    """The parts of a reply being put together."""
+
+    texts: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+    denied: list[str] = field(default_factory=list)
+
+    def fact(self, f: Fact) -> None:
+        if f.id not in self.facts:
+            self.facts.append(f.id)
+            self.texts.append(f.text)
+
+    def deny(self, text: str, keys: list[str]) -> None:
+        self.texts.append(text)
+        self.denied.extend(k for k in keys if k not in self.denied)
+
+
+@dataclass
 class RuleBasedPatient:
-    """The embedded patient: rules + retrieval over the case's facts. Offline, deterministic, fast."""
+    """The embedded patient: rules + retrieval over the case's facts. Offline, deterministic, fast.
+
+    ``unknown_answer``: what the patient says to a yes/no question about an event the record does not mention:
+    ``"deny"`` ("No, not that I know of.", the default: what real patients say) or ``"unsure"``.
+    """
 
     case: Case | None = None
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
-    asked: set = field(default_factory=set)
+    unknown_answer: UnknownAnswer = "deny"
+    told: set = field(default_factory=set)
     revealed: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.unknown_answer not in NO_EVENT:
+            raise ValueError(f"unknown_answer must be 'deny' or 'unsure', got {self.unknown_answer!r}")
 
     def reset(self, case: Case, rng: np.random.Generator) -> None:
         self.case, self.rng = case, rng
-        self.asked = set()
+        self.told = set()
         self.revealed = []
         self._index = case_index(case)
 
@@ -113,29 +183,41 @@ class RuleBasedPatient:
         q = analyze_question(question)
         if q.injection or q.diagnosis_request:
             return PatientReply(NO_DIAGNOSIS, "refused")
-        if q.key in self.asked:
-            return PatientReply(REPEATED, "repeated")
-        self.asked.add(q.key)
         if q.unknowable:
-            return PatientReply(UNKNOWN, "unknown")
-        reply = self._answer(q)
+            reply = PatientReply(UNKNOWN, "unknown")
+            keys = {("unknown", q.words)}
+        else:
+            reply = self._answer(q, question)
+            keys = {("fact", f) for f in reply.facts} | {("denied", k) for k in reply.denied}
+            keys = keys or {(reply.kind, reply.text, q.words)}
+        if keys <= self.told:
+            return PatientReply(REPEATED, "repeated")
+        self.told |= keys
         self.revealed.extend(f for f in reply.facts if f not in self.revealed)
         text = self._style(reply.text, reply.facts) if reply.kind in ("answered", "denied") else reply.text
-        return PatientReply(text, reply.kind, reply.facts)
+        return PatientReply(text, reply.kind, reply.facts, reply.denied)
 
     # -- choosing what to say -----------------------------------------------------------------------------
-    def _answer(self, q: QuestionTopics) -> PatientReply:
+    def _answer(self, q: QuestionTopics, question: str) -> PatientReply:
+        answer = _Answer()
         groups = self._symptom_groups(q)
         if groups is None:
-            return PatientReply(NO_PAIN, "denied")
-        if groups:
-            return self._answer_symptoms(q, groups)
-        if q.question_types:
-            fact = self._best(q, frozenset())
-            if fact is not None:
-                return PatientReply(fact.text, "answered", (fact.id,))
-            return PatientReply(UNSURE if q.question_types & HPI_TYPES else "No, nothing like that.", "denied")
-        return self._retrieve(q)
+            answer.deny(NO_PAIN, [GENERIC_PAIN])
+        elif groups:
+            self._answer_symptoms(q, groups, answer)
+        # history topics: all of them in a history question, the strong ones beside symptoms ("fever or allergies?"),
+        # not the context words of a symptom question ("worse after eating?" is not about diet)
+        history_types = sorted(t for t in q.question_types if t not in HPI_TYPES and (not answer.texts or t in HISTORY_TYPES))
+        if history_types:
+            self._answer_history(q, history_types, answer, skip_associated=bool(groups))
+        if not answer.texts and q.question_types & HPI_TYPES:
+            answer.texts.append(UNSURE)
+        if not answer.texts:
+            return self._retrieve(q, question)
+        texts = answer.texts[:MAX_PARTS]
+        present = any(self.case.fact(f).present for f in answer.facts)
+        kind = "answered" if present else "denied"
+        return PatientReply(" ".join(texts), kind, tuple(answer.facts), tuple(answer.denied))
 
     def _symptom_groups(self, q: QuestionTopics) -> list[tuple[str, frozenset[str]]] | None:
         """The symptoms asked about, each with the keys that answer it; None means 'pain' asked, patient has none.
@@ -153,54 +235,88 @@ class RuleBasedPatient:
             groups.append(("<implicit>", frozenset({idx.chief})))
         return groups
 
-    def _answer_symptoms(self, q: QuestionTopics, groups: list[tuple[str, frozenset[str]]]) -> PatientReply:
-        texts, facts, denied = [], [], []
+    def _answer_symptoms(self, q: QuestionTopics, groups: list[tuple[str, frozenset[str]]], answer: _Answer) -> None:
+        """Each symptom asked about: its best fact, else a denial. A broad symptom answered by a pertinent negative
+        about a narrower one ("any skin lesions?" - "No rash.") is denied as well, unless the patient has one of
+        the symptoms it covers."""
+        denied = []
         for name, keys in groups:
-            fact = self._best(q, keys, need_type=name == "<implicit>")
-            if fact is None:
-                if name != "<implicit>":
-                    denied.append(name)
-            elif fact.id not in facts:
-                facts.append(fact.id)
-                texts.append(fact.text)
+            fact = self._best(q, keys, need_type=name == "<implicit>", named=name)
+            if fact is not None:
+                answer.fact(fact)
+            if name == "<implicit>" or (fact is not None and (fact.present or name in fact.topics or keys & self._index.affirmed)):
+                continue
+            if keys & self._withheld_keys():  # held back until asked about specifically: not denied, not told
+                answer.texts.append(HOLD_BACK)
+            else:
+                denied.append(name)
         if denied:
-            texts.append(_denial(denied))
-        texts = texts[:MAX_PARTS]
-        if not facts and denied:
-            return PatientReply(texts[0], "denied")
-        if not texts:
-            return PatientReply(UNSURE, "denied")
-        present = any(self.case.fact(f).present for f in facts)
-        return PatientReply(" ".join(texts), "answered" if present else "denied", tuple(facts))
+            answer.deny(_denial(denied), denied)
 
-    def _best(self, q: QuestionTopics, symptoms: frozenset[str], need_type: bool = False) -> Fact | None:
-        """The fact that best answers ``q`` about ``symptoms`` (or about its question types when empty).
+    def _answer_history(self, q: QuestionTopics, types: list[str], answer: _Answer, skip_associated: bool) -> None:
+        """One answer per history topic the question names ("work, smoking, alcohol?"): its best fact, else the
+        topic's plausible negative."""
+        for topic in types:
+            if topic == "associated" and skip_associated:
+                continue
+            fact = self._best(q, frozenset(), only_type=topic)
+            if fact is not None:
+                answer.fact(fact)
+            elif topic in self._withheld_keys():
+                answer.texts.append(HOLD_BACK)
+            elif topic in NO_HISTORY and topic not in q.implied_types and not (topic == "menstrual_history" and self.case.demographics.sex == "male"):
+                answer.deny(NO_HISTORY[topic], [topic] if topic in HISTORY_TYPES else [])
+
+    def _withheld_keys(self) -> frozenset[str]:
+        withheld = self.case.persona.withheld
+        return frozenset(k for f in self._index.facts if f.id in withheld for k in self._index.said[f.id])
+
+    def _best(self, q: QuestionTopics, symptoms: frozenset[str], need_type: bool = False, only_type: str | None = None,
+              named: str = "") -> Fact | None:
+        """The fact that best answers ``q`` about ``symptoms`` (or about its question types when empty, or about
+        ``only_type``): a fact tagged with the ``named`` symptom first, then one tagged with a symptom it covers, then
+        one whose words affirm it; words the question shares with a fact break ties between facts on the same topics.
 
         ``need_type``: the fact must also answer one of the question's types (used when the symptom was implied).
         """
         best, best_score = None, 0.0
         withheld = set(self.case.persona.withheld)
+        types = frozenset({only_type}) if only_type else q.question_types
+        stems = _stems(q.words)
         for i, f in enumerate(self._index.facts):
             if f.id in withheld and not (set(f.symptoms) & q.explicit_symptoms):
                 continue
-            sym = len(symptoms.intersection(f.topics))
-            typ = len(q.question_types.intersection(f.topics))
-            if (symptoms and not sym) or ((need_type or not symptoms) and q.question_types and not typ) or (not symptoms and not typ):
+            said = bool(symptoms & self._index.said[f.id])
+            tagged = bool(symptoms.intersection(f.topics))
+            exact = named in f.topics or (named == "<implicit>" and tagged)
+            typ = len(types.intersection(f.topics)) + 0.5 * len((types & self._index.said[f.id]).difference(f.topics))
+            if (symptoms and not said) or ((need_type or not symptoms) and types and not typ) or (not symptoms and not typ):
                 continue
-            score = 2.0 * sym + typ - 0.01 * len(f.topics) + (0.3 if f.id not in self.revealed else 0.0) - 0.0001 * i
+            bonus = min(MAX_WORD_BONUS, WORD_BONUS * len(stems & self._index.stems[f.id]))
+            broad = 0.5 if len(symptoms) > 1 and f.present else 0.0  # "any bowel problems?": what the patient has first
+            score = (2.0 * exact + tagged + said + typ + bonus + broad - 0.01 * len(f.topics)
+                     + (0.3 if f.id not in self.revealed else 0.0) - 0.0001 * i)
             if score > best_score:
                 best, best_score = f, score
         return best
 
-    def _retrieve(self, q: QuestionTopics) -> PatientReply:
-        if not q.words:
-            return PatientReply(REFUSE, "refused")
-        scores = self._index.bm25.get_scores(list(q.words))
-        i = int(np.argmax(scores))
-        fact = self._index.facts[i]
-        if scores[i] < BM25_MIN_SCORE or fact.id in self.case.persona.withheld:
-            return PatientReply(REFUSE, "refused")
-        return PatientReply(fact.text, "answered" if fact.present else "denied", (fact.id,))
+    def _retrieve(self, q: QuestionTopics, question: str) -> PatientReply:
+        """A fact that shares the question's words; a yes/no question about an event needs most of its words in the
+        fact ("a blood transfusion?" is not answered by "no blood in my vomit"), else it gets the plausible
+        negative; any other question, the refusal."""
+        idx = self._index
+        event = bool(_EVENT_QUESTION.search(question))
+        if q.words and idx.bm25 is not None:
+            scores = idx.bm25.get_scores(list(q.words))
+            i = int(np.argmax(scores))
+            fact = idx.facts[i]
+            asked = _stems(q.words)
+            covered = len(asked & idx.stems[fact.id]) >= EVENT_WORD_SHARE * len(asked)
+            if scores[i] >= BM25_MIN_SCORE and fact.id not in self.case.persona.withheld and (covered or not event):
+                return PatientReply(fact.text, "answered" if fact.present else "denied", (fact.id,))
+        if event:
+            return PatientReply(NO_EVENT[self.unknown_answer], "denied")
+        return PatientReply(REFUSE, "refused")
 
     # -- how to say it ------------------------------------------------------------------------------------
     def _style(self, text: str, facts: tuple[str, ...]) -> str:

@@ -1,7 +1,8 @@
 """The LLM patient backend: an LLM plays the patient from a hidden profile (any ``LLMClient``).
 
-Repetition is checked by the same rules as the rule-based patient, the doctor's ``<think>`` never reaches the
-patient (it sees only the parsed question), and a reply that names the diagnosis is replaced and flagged.
+A question is "already asked" when it repeats an earlier question's words (the LLM's facts are not known, so
+distinct questions on one topic are always answered), the doctor's ``<think>`` never reaches the patient (it sees
+only the parsed question), and a reply that names the diagnosis is replaced and flagged.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class LLMPatient:
 
     def reply(self, question: str, history: list[dict[str, str]] | None = None) -> PatientReply:
         """Ask the LLM; raises ``LLMError`` when the backend fails for good (the env ends the episode)."""
-        key = analyze_question(question).key
+        key = analyze_question(question).words or question.strip().lower()
         if key in self.asked:
             return PatientReply(REPEATED, "repeated")
         self.asked.add(key)

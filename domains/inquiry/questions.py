@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from clinical_gym.cases.topic_match import compile_fragments as _compile
 from clinical_gym.cases.topic_match import find_topics
+from clinical_gym.cases.topics import BROADER_TYPES
 
 _DIAGNOSIS_REQUEST = _compile([
     r"what (?:do|did|does) (?:i|you|he|she) have", r"what do you think (?:i|you) (?:might |could |may )?have", r"what(?:'s| is) (?:wrong|the matter) with (?:me|you)", r"(?:your|my|the) diagnos[ie]s",
@@ -44,7 +45,9 @@ HPI_TYPES = frozenset({"onset", "duration", "location", "character", "severity",
 
 @dataclass(frozen=True)
 class QuestionTopics:
-    """What a question asks. ``explicit_symptoms`` were named outright (not inferred from "pain" or a broad term)."""
+    """What a question asks. ``explicit_symptoms`` were named outright (not inferred from "pain" or a broad term);
+    ``implied_types`` are the history topics an umbrella word stands for ("lifestyle": work, smoking, ...), also
+    in ``question_types``."""
 
     question_types: frozenset[str]
     explicit_symptoms: frozenset[str]
@@ -54,12 +57,7 @@ class QuestionTopics:
     injection: bool
     unknowable: bool
     words: tuple[str, ...]
-
-    @property
-    def key(self) -> frozenset[str] | tuple[str, ...]:
-        """Identity of the question for repetition checks: its topics, or its content words when it has none."""
-        topics = self.question_types | self.symptoms | ({"<pain>"} if self.generic_pain else set())
-        return frozenset(topics) if topics else self.words
+    implied_types: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=8192)
@@ -67,8 +65,11 @@ def analyze_question(question: str) -> QuestionTopics:
     """Topics and flags of a doctor's question (cached: the same question costs one lookup)."""
     text = question.lower().replace("’", "'")
     t = find_topics(question)
+    umbrellas = t.question_types & set(BROADER_TYPES)
+    implied = frozenset(k for u in umbrellas for k in BROADER_TYPES[u]) - t.question_types
     return QuestionTopics(
-        question_types=t.question_types,
+        question_types=(t.question_types - umbrellas) | implied,
+        implied_types=implied,
         explicit_symptoms=t.explicit_symptoms,
         symptoms=t.symptoms,
         generic_pain=t.generic_pain,
@@ -80,5 +81,5 @@ def analyze_question(question: str) -> QuestionTopics:
 
 
 def content_words(text: str) -> tuple[str, ...]:
-    """Lower-case words minus stopwords, for BM25 and repetition keys."""
+    """Lower-case words minus stopwords, for BM25, word overlap and repetition keys."""
     return tuple(w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOPWORDS)
