@@ -63,6 +63,7 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
     bundled = BUNDLED
     review_categories = REVIEWS
     can_document = False
+    task_generator = "clinical_gym.domains.drug_interaction.generator:DrugInteractionGenerator"
 
     def domain_toolkit(self, db: DrugInteractionDB) -> Toolkit:  # type: ignore[override]
         return DrugInteractionTools(db)
