@@ -20,7 +20,7 @@ indications (streptococcal pharyngitis, dental abscess) that the train split nev
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -172,6 +172,14 @@ def _who(age: int, sex: str) -> str:
     return f"a {age}-year-old {noun}"
 
 
+@lru_cache(maxsize=64)
+def _interacting(drug: str) -> tuple[tuple[str, str, str, str], ...]:
+    """The long-term medicines of ``COMORBIDITIES`` that ``drug`` has a major or contraindicated interaction with."""
+    found = reference().resolve(drug)
+    return tuple(c for c in COMORBIDITIES if any(i.severity in UNSAFE_INTERACTIONS
+                                                 for i in reference().interactions_with(found, [c[1]])))
+
+
 def _lab(definition: Any, value: float, time: str) -> LabResult:
     return LabResult(test=definition.name, time=time, value=value, unit=definition.unit, ref_low=definition.ref_low,
                      ref_high=definition.ref_high)
@@ -246,9 +254,9 @@ class ClinicalDiagnosisGenerator(TaskGenerator):
         actions = [{"name": n, "arguments": p, "compare_args": ["patient_id"]} for n in reads]
         actions.append({"name": "record_diagnosis", "arguments": {**p, "diagnosis": dx.name, "icd10": dx.icd10},
                         "compare_args": ["patient_id"]})
-        flagged = [phrase for r in patient.labs if r.value is not None and r.flag in ("high", "low")
-                   if self._reads_as(phrase := f"{'raised' if r.flag == 'high' else 'low'} {r.test} {r.value:g} "
-                                               f"{r.unit}".strip(), r)][:3]
+        flagged = [f"{'raised' if r.flag == 'high' else 'low'} {r.test} {r.value:g} {r.unit}".strip()
+                   for r in patient.labs if r.value is not None and r.flag in ("high", "low")
+                   and self._reads_as(r.test, r.flag)][:3]
         rationale = (f"{dx.name} fits the history and examination in the notes"
                      + (f"; abnormal results: {'; '.join(flagged)}" if flagged else "") + ".")
         ticket = TICKETS.say(rng, "diagnosis", pid=patient_id, complaint=case.chief_complaint.rstrip("."),
@@ -269,11 +277,12 @@ class ClinicalDiagnosisGenerator(TaskGenerator):
         return patient, task
 
     @staticmethod
-    def _reads_as(phrase: str, result: LabResult) -> bool:
-        """Whether the coherence rules read ``phrase`` as this result's flag (or as no lab statement at all): "raised
-        TSH receptor antibody" would read as a raised TSH."""
-        statements = lab_statements(phrase)
-        return not statements or statements == [(lab_key(result.test), result.flag)]
+    @lru_cache(maxsize=4096)
+    def _reads_as(test: str, flag: str) -> bool:
+        """Whether the coherence rules read "raised TEST" / "low TEST" as this test's flag (or as no lab statement at
+        all): "raised TSH receptor antibody" would read as a raised TSH."""
+        statements = lab_statements(f"{'raised' if flag == 'high' else 'low'} {test}")
+        return not statements or statements == [(lab_key(test), flag)]
 
     # -- prescribing ---------------------------------------------------------------------------------------------------
     def _prescribing(self, rng: np.random.Generator, split: str, patient_id: str, task_id: str) -> tuple[Patient, Task]:
@@ -342,8 +351,7 @@ class ClinicalDiagnosisGenerator(TaskGenerator):
             ways = []
             if drug.allergy_group in GROUP_ALLERGIES or regimen.drug in DRUG_ALLERGIES:
                 ways.append("allergy")
-            partners = [c for c in COMORBIDITIES if any(i.severity in UNSAFE_INTERACTIONS
-                                                        for i in reference().interactions_with(drug, [c[1]]))]
+            partners = _interacting(regimen.drug)
             if partners:
                 ways.append("interaction")
             if drug.avoid_below is not None and drug.renal_measure == "eGFR":
