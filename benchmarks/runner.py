@@ -39,6 +39,7 @@ from clinical_gym.benchmarks.records import (
     read_records,
 )
 from clinical_gym.benchmarks.report import write_report
+from clinical_gym.content_parts import short_url, without_image_data
 from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, Trajectory
 from clinical_gym.rollout.trajectory import Turn
 
@@ -210,7 +211,7 @@ def episode_record(plan: EnvPlan, label: str, kind: str, trajectory: Trajectory)
     else:
         status, reason = "truncated", f"stopped by the {trajectory.truncation} limit"
     transcript = [{**m, "content": ""} if m["role"] == "assistant" and failure_reason(m["content"]) is not None
-                  else dict(m) for m in trajectory.messages]
+                  else dict(m) for m in without_image_data(trajectory.messages)]
     return EpisodeRecord(
         env=plan.env_id, family=plan.family, agent=label, agent_kind=kind, episode=int(trajectory.group),
         seed=int(trajectory.seed), case_id=trajectory.case_id, status=status, reason=reason, reward=trajectory.reward,
@@ -220,8 +221,11 @@ def episode_record(plan: EnvPlan, label: str, kind: str, trajectory: Trajectory)
 
 def _turn_record(turn: Turn) -> TurnRecord:
     action = "" if failure_reason(turn.action) is not None else turn.action
+    info = turn.info  # images are kept as stand-ins naming their size: results files stay small
+    if info.get("images"):
+        info = {**info, "images": [short_url(u) for u in info["images"]]}
     return TurnRecord(action=action, observation=turn.observation, reward=turn.reward,
-                      reward_components=dict(turn.reward_components), info=json_safe(turn.info),
+                      reward_components=dict(turn.reward_components), info=json_safe(info),
                       finish_reason=turn.finish_reason, generated_tokens=len(turn.generated_ids))
 
 

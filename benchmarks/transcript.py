@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from clinical_gym.benchmarks.metrics import episode_metrics
 from clinical_gym.benchmarks.records import EpisodeRecord
+from clinical_gym.content_parts import text_of
 
 
 def find_episode(records: Sequence[EpisodeRecord], episode: int, env: str | None = None,
@@ -34,8 +35,8 @@ def format_episode(record: EpisodeRecord) -> str:
     metrics = {k: v for k, v in episode_metrics(record).items() if v is not None}
     lines.append("metrics: " + ", ".join(f"{k}={v:g}" for k, v in metrics.items()))
     if record.transcript and record.transcript[0]["role"] == "system":
-        lines.append(f"\n[system] {record.transcript[0]['content'].splitlines()[0]} …")
-    opening = next((m["content"] for m in record.transcript if m["role"] == "user"), "")
+        lines.append(f"\n[system] {text_of(record.transcript[0]['content']).splitlines()[0]} …")
+    opening = next((text_of(m["content"], "[image]") for m in record.transcript if m["role"] == "user"), "")
     lines.append(f"[env] {opening}")
     for i, turn in enumerate(record.turns, 1):
         lines.append(f"\n--- turn {i} (reward {turn.reward:+.3f}) ---")

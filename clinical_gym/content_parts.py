@@ -94,16 +94,19 @@ def text_messages(messages: Iterable[Mapping[str, Any]], image_placeholder: str 
     return [{**m, "content": text_of(m.get("content"), image_placeholder)} for m in messages]
 
 
+def short_url(url: str) -> str:
+    """A data URL as a short stand-in naming its type and size (other URLs unchanged)."""
+    found = _DATA_URL.match(url)
+    return f"data:{found['mime']};base64,<{len(found['data']) * 3 // 4} bytes omitted>" if found else url
+
+
 def without_image_data(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The conversation with each image data URL replaced by a short stand-in naming its size (for logs and
-    transcripts, which would otherwise hold every PNG)."""
+    """The conversation with each image data URL replaced by ``short_url`` (for logs and transcripts, which would
+    otherwise hold every PNG)."""
     def shrink(part: Mapping[str, Any]) -> dict[str, Any]:
         if part.get("type") != "image_url":
             return dict(part)
-        url = str(part["image_url"]["url"])
-        found = _DATA_URL.match(url)
-        short = f"data:{found['mime']};base64,<{len(found['data']) * 3 // 4} bytes omitted>" if found else url
-        return {"type": "image_url", "image_url": {"url": short}}
+        return {"type": "image_url", "image_url": {"url": short_url(str(part["image_url"]["url"]))}}
 
     return [{**m, "content": m["content"] if isinstance(m.get("content"), str) or m.get("content") is None
              else [shrink(p) for p in m["content"]]} for m in messages]

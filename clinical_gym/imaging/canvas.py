@@ -29,7 +29,7 @@ class Canvas:
     """``width_mm`` x ``height_mm`` of white paper at ``px_per_mm`` output pixels per millimetre. Coordinates are
     millimetres from the top-left corner."""
 
-    def __init__(self, width_mm: float, height_mm: float, px_per_mm: float = PX_PER_MM, supersample: int = 2,
+    def __init__(self, width_mm: float, height_mm: float, px_per_mm: float = PX_PER_MM, supersample: int = 1,
                  background: Colour = WHITE) -> None:
         self.width_mm, self.height_mm = width_mm, height_mm
         self.px_per_mm = px_per_mm

@@ -224,7 +224,8 @@ def audiogram_problems(params: audiogram.AudiogramParams) -> list[str]:
         bone = params.right_bone if ear == "right" else params.left_bone
         if gaps[ear] < audiogram.AIR_BONE_GAP_DB or max(bone.values()) > 20:
             problems.append("no air-bone gap over normal bone conduction")
-    if params.pattern == "asymmetric_sensorineural" and (not s["asymmetric_frequency_pairs"] or max(gaps.values()) > 10):
+    if params.pattern == "asymmetric_sensorineural" and (not s["asymmetric_frequency_pairs"]
+                                                         or max(gaps.values()) > 10):
         problems.append("no sensorineural asymmetry at two adjacent frequencies")
     if params.pattern in ("normal", "presbycusis", "noise_induced") and s["asymmetric_frequency_pairs"]:
         problems.append(f"asymmetric at {s['asymmetric_frequency_pairs']}")

@@ -15,6 +15,7 @@ half or more of the contractions in 20 minutes; a sinusoidal pattern undulates s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -264,42 +265,57 @@ FHR_RANGE = (50, 210)
 TOCO_RANGE = (0, 100)
 
 
+LEFT_MM, TOP_MM, GAP_MM, TOCO_MM = 14.0, 16.0, 8.0, 40.0
+
+
+def _scale(speed: int) -> tuple[float, float]:
+    """(mm per second, bpm per mm) of the paper at ``speed`` cm/min."""
+    return speed * 10.0 / 60.0, 2.0 if speed == 1 else 3.0
+
+
+@lru_cache(maxsize=4)
+def _blank(speed: int, minutes: int) -> Canvas:
+    """The empty CTG page at ``speed`` for ``minutes`` (grids, the 110-160 band, scales), drawn once and copied."""
+    _, bpm_per_mm = _scale(speed)
+    width = minutes * speed * 10.0
+    fhr_h = (FHR_RANGE[1] - FHR_RANGE[0]) / bpm_per_mm
+    canvas = Canvas(LEFT_MM + width + 6.0, TOP_MM + fhr_h + GAP_MM + TOCO_MM + 6.0, px_per_mm=4.0)
+    canvas.text(LEFT_MM + width, 8.5, f"{speed} cm/min   FHR {10 * bpm_per_mm:g} bpm/cm   UA 25 mmHg/cm", 3.0,
+                anchor="ra")
+    band_top, band_bottom = _y_fhr(160, bpm_per_mm), _y_fhr(110, bpm_per_mm)
+    canvas.rect(LEFT_MM, band_top, width, band_bottom - band_top, fill=GREEN_BAND)
+    minute_mm = speed * 10.0
+    minor_x = minute_mm / (6 if speed == 3 else 2)
+    canvas.grid(LEFT_MM, TOP_MM, width, fhr_h, minor_x, minute_mm, y_minor=10 / bpm_per_mm,
+                y_major=(30 if speed == 3 else 20) / bpm_per_mm)
+    for bpm in range(FHR_RANGE[0] + 10, FHR_RANGE[1], 20 if speed == 1 else 30):
+        for m in range(0, minutes, 5 if speed == 1 else 2):
+            canvas.text(LEFT_MM + m * minute_mm + 1.0, _y_fhr(bpm, bpm_per_mm), str(bpm), 2.2, (150, 70, 70), "lm")
+    toco_top = TOP_MM + fhr_h + GAP_MM
+    canvas.grid(LEFT_MM, toco_top, width, TOCO_MM, minor_x, minute_mm, y_minor=4.0, y_major=8.0)
+    for mmhg in (20, 40, 60, 80):
+        canvas.text(LEFT_MM - 1.0, toco_top + TOCO_MM - mmhg * TOCO_MM / 100, str(mmhg), 2.2, (150, 70, 70), "rm")
+    canvas.text(LEFT_MM - 1.0, TOP_MM + 2.0, "FHR", 2.6, anchor="ra")
+    canvas.text(LEFT_MM - 1.0, toco_top + 2.0, "UA", 2.6, anchor="ra")
+    for m in range(0, minutes + 1, 5 if speed == 1 else 2):
+        canvas.text(LEFT_MM + m * minute_mm, toco_top - GAP_MM / 2, f"{m} min", 2.4, (90, 90, 90), "mm")
+    return canvas
+
+
+def _y_fhr(bpm: np.ndarray | float, bpm_per_mm: float) -> Any:
+    return TOP_MM + (FHR_RANGE[1] - np.clip(bpm, *FHR_RANGE)) / bpm_per_mm
+
+
 def render(trace: CtgTrace, params: CtgParams, title: str, subtitle: str) -> bytes:
     """The CTG on paper (PNG): FHR channel above, toco below, minute lines bold, the 110-160 band shaded."""
     speed = params.paper_speed_cm_min
-    mm_per_s = speed * 10.0 / 60.0
-    bpm_per_mm = 2.0 if speed == 1 else 3.0
-    width = params.duration_min * speed * 10.0
-    left, top = 14.0, 16.0
+    mm_per_s, bpm_per_mm = _scale(speed)
+    canvas = _blank(speed, params.duration_min).copy()
+    canvas.text(LEFT_MM, 2.5, title, 3.6)
+    canvas.text(LEFT_MM, 8.5, subtitle, 3.0)
     fhr_h = (FHR_RANGE[1] - FHR_RANGE[0]) / bpm_per_mm
-    gap, toco_h = 8.0, 40.0
-    canvas = Canvas(left + width + 6.0, top + fhr_h + gap + toco_h + 6.0, px_per_mm=4.0)
-    canvas.text(left, 2.5, title, 3.6)
-    canvas.text(left, 8.5, subtitle, 3.0)
-    canvas.text(left + width, 8.5, f"{speed} cm/min   FHR {10 * bpm_per_mm:g} bpm/cm   UA 25 mmHg/cm", 3.0,
-                anchor="ra")
-
-    def y_fhr(bpm: np.ndarray | float) -> np.ndarray | float:
-        return top + (FHR_RANGE[1] - np.clip(bpm, *FHR_RANGE)) / bpm_per_mm
-
-    band_top, band_bottom = float(y_fhr(160)), float(y_fhr(110))
-    canvas.rect(left, band_top, width, band_bottom - band_top, fill=GREEN_BAND)
-    minute_mm = speed * 10.0
-    minor_x = minute_mm / (6 if speed == 3 else 2)
-    canvas.grid(left, top, width, fhr_h, minor_x, minute_mm, y_minor=10 / bpm_per_mm, y_major=30 / bpm_per_mm
-                if speed == 3 else 20 / bpm_per_mm)
-    for bpm in range(FHR_RANGE[0] + 10, FHR_RANGE[1], 20 if speed == 1 else 30):
-        for m in range(0, params.duration_min, 5 if speed == 1 else 2):
-            canvas.text(left + m * minute_mm + 1.0, float(y_fhr(bpm)), str(bpm), 2.2, (150, 70, 70), "lm")
-    toco_top = top + fhr_h + gap
-    canvas.grid(left, toco_top, width, toco_h, minor_x, minute_mm, y_minor=4.0, y_major=8.0)
-    for mmhg in (20, 40, 60, 80):
-        canvas.text(left - 1.0, toco_top + toco_h - mmhg * toco_h / 100, str(mmhg), 2.2, (150, 70, 70), "rm")
-    canvas.text(left - 1.0, top + 2.0, "FHR", 2.6, anchor="ra")
-    canvas.text(left - 1.0, toco_top + 2.0, "UA", 2.6, anchor="ra")
-    for m in range(0, params.duration_min + 1, 5 if speed == 1 else 2):
-        canvas.text(left + m * minute_mm, toco_top - gap / 2, f"{m} min", 2.4, (90, 90, 90), "mm")
-    xs = left + trace.times_s * mm_per_s
-    canvas.trace(xs, np.asarray(y_fhr(trace.fhr)), BLACK, 0.3)
-    canvas.trace(xs, toco_top + toco_h - np.clip(trace.toco, *TOCO_RANGE) * toco_h / 100, BLACK, 0.3)
+    toco_top = TOP_MM + fhr_h + GAP_MM
+    xs = LEFT_MM + trace.times_s * mm_per_s
+    canvas.trace(xs, np.asarray(_y_fhr(trace.fhr, bpm_per_mm)), BLACK, 0.3)
+    canvas.trace(xs, toco_top + TOCO_MM - np.clip(trace.toco, *TOCO_RANGE) * TOCO_MM / 100, BLACK, 0.3)
     return canvas.png()

@@ -1,8 +1,9 @@
-"""A reader's measurements of a CTG taken from the traces alone, by the NICHD definitions (``clinical_gym.imaging.ctg``):
-contractions from the toco channel, the baseline (mean FHR over the stable segments, rounded to 5 bpm), variability
-(median peak-to-trough per minute), accelerations, decelerations with their shape (abrupt or gradual), timing
-against the contractions (early, late) and duration (prolonged), and a sinusoidal rhythm. ``features`` gives the
-arguments of the Obstetrics classifier, so a trace can be categorised from its pixels' source signal alone."""
+"""A reader's measurements of a CTG taken from the traces alone, by the NICHD definitions
+(``clinical_gym.imaging.ctg``): contractions from the toco channel, the baseline (mean FHR over the stable
+segments, rounded to 5 bpm), variability (median peak-to-trough per minute), accelerations, decelerations with their
+shape (abrupt or gradual), timing against the contractions (early, late) and duration (prolonged), and a sinusoidal
+rhythm. ``features`` gives the arguments of the Obstetrics classifier, so a trace can be categorised from the
+signal its picture is drawn from alone."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def _draw(canvas: Canvas, signal_mv: np.ndarray, start_s: float, x_mm: float, ba
     n = len(signal_mv)
     xs = x_mm + (np.arange(n) / FS) * PAPER_SPEED_MM_S
     ys = np.clip(baseline_y - signal_mv * GAIN_MM_MV, top, bottom)
-    canvas.trace(xs, ys, BLACK, 0.28)
+    canvas.trace(xs, ys, BLACK, 0.4)
 
 
 def _segment(recording: Recording, lead: str, start_s: float, stop_s: float) -> np.ndarray:

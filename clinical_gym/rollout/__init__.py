@@ -2,7 +2,9 @@
 
 A ``Policy`` continues a batch of conversations; a ``RolloutCollector`` runs many environments at once, batching
 generation across live episodes, and returns ``Trajectory`` records (token ids, loss masks, logprobs, rewards,
-outcome). ``TransformersPolicy`` and ``VLLMPolicy`` load on first use, so importing this package imports no torch.
+outcome). ``TransformersPolicy``, ``TransformersVLMPolicy`` (vision-language models: images in the messages as
+OpenAI content parts, pixels through the model's processor) and ``VLLMPolicy`` load on first use, so importing this
+package imports no torch.
 
     import gymnasium as gym
     from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, TransformersPolicy
@@ -29,15 +31,18 @@ from clinical_gym.rollout.trajectory import Trajectory, Turn, tool_calls_in
 
 if TYPE_CHECKING:
     from clinical_gym.rollout.transformers_policy import TransformersPolicy
+    from clinical_gym.rollout.vlm_policy import TransformersVLMPolicy
     from clinical_gym.rollout.vllm_policy import VLLMPolicy
     from clinical_gym.rollout.vllm_server import VLLMServerPolicy
 
 __all__ = ["ChatTokens", "CollectorStats", "EpisodeSpec", "FinishReason", "Generation", "OpenAICompatPolicy",
            "Policy", "Prompt", "RolloutCollector", "RolloutLimits", "ScriptedPolicy", "TemplateError",
-           "Trajectory", "TransformersPolicy", "Turn", "VLLMPolicy", "VLLMServerPolicy", "choose_engine", "make_policy",
+           "Trajectory", "TransformersPolicy", "TransformersVLMPolicy", "Turn", "VLLMPolicy", "VLLMServerPolicy",
+           "choose_engine", "make_policy",
            "tool_calls_in"]
 
 _LAZY = {"TransformersPolicy": "clinical_gym.rollout.transformers_policy",
+         "TransformersVLMPolicy": "clinical_gym.rollout.vlm_policy",
          "VLLMPolicy": "clinical_gym.rollout.vllm_policy",
          "VLLMServerPolicy": "clinical_gym.rollout.vllm_server"}
 

@@ -3,6 +3,8 @@
 The opening (system + first user message) is templated once. After each generated reply, only the environment's
 message is tokenized, as the difference between templating a fixed dummy conversation with and without it. The
 template must be prefix-stable (adding a message never changes the tokens of earlier ones); this is checked.
+``VisionChatTokens`` does the same through a vision-language model's processor, for conversations with images
+(``chat_tokens`` picks the one for a tokenizer or processor).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from clinical_gym.content_parts import has_images, text_of
 from clinical_gym.rollout.policy import Message
 
 # A fixed conversation that ends with a finished assistant reply; new messages are templated after it.
@@ -72,10 +75,47 @@ class ChatTokens:
         return extended[len(self._closed):]
 
     def _render(self, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool) -> list[int]:
+        if has_images(messages):
+            raise TemplateError("the conversation carries images and this is a text tokenizer: give the collector "
+                                "the model's processor (a vision-language model), or make the environment "
+                                "text-only (VisualDiagnosis-v0: image_mode='describe')")
+        flat = [m if isinstance(m.get("content"), str) or m.get("content") is None
+                else {**m, "content": text_of(m["content"])} for m in messages]
         kwargs: dict[str, Any] = {"tools": self.tools} if self.tools else {}
-        encoded = self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=add_generation_prompt,
+        encoded = self.tokenizer.apply_chat_template(list(flat), add_generation_prompt=add_generation_prompt,
                                                      tokenize=True, return_dict=True, **kwargs)
         return list(encoded["input_ids"])
+
+
+class VisionChatTokens(ChatTokens):
+    """``ChatTokens`` for a vision-language model's processor: messages may carry images (OpenAI ``image_url``
+    parts); the processor's chat template writes its image placeholders and the processor expands each into the
+    model's image tokens, so the ids match the pixel inputs of ``clinical_gym.rollout.vision.VisionInputs``."""
+
+    def __init__(self, processor: Any, end_token_ids: Iterable[int] | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None) -> None:
+        self.processor = processor
+        super().__init__(processor.tokenizer, end_token_ids, tools)
+
+    def _render(self, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool) -> list[int]:
+        from clinical_gym.rollout.vision import conversation_pil_images, hf_messages
+
+        kwargs: dict[str, Any] = {"tools": self.tools} if self.tools else {}
+        text = self.processor.apply_chat_template(hf_messages(messages), add_generation_prompt=add_generation_prompt,
+                                                  tokenize=False, **kwargs)
+        images = conversation_pil_images(messages)
+        encoded = self.processor(text=text, images=images or None)
+        ids = encoded["input_ids"]
+        return list(ids[0] if ids and isinstance(ids[0], list) else ids)
+
+
+def chat_tokens(tokenizer: Any, end_token_ids: Iterable[int] | None = None,
+                tools: Sequence[Mapping[str, Any]] | None = None) -> ChatTokens:
+    """``VisionChatTokens`` for a multimodal processor, ``ChatTokens`` for a text tokenizer."""
+    from clinical_gym.rollout.vision import is_processor
+
+    kind = VisionChatTokens if is_processor(tokenizer) else ChatTokens
+    return kind(tokenizer, end_token_ids, tools)
 
 
 def _eos_ids(tokenizer: Any) -> list[int]:

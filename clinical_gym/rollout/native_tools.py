@@ -10,7 +10,8 @@ The action text of a native call is the JSON the tool environments read as OpenA
 so transcripts keep exactly what the model did. ``native_messages`` turns a conversation holding such actions back
 into the chat API's form for the next request: the assistant message carries ``tool_calls`` and the environment's
 reply becomes one ``tool`` message per call (``tool_call_id``); a reply to several calls (numbered ``[1] name:
-...``, ``[2] name: ...``) is split by number.
+...``, ``[2] name: ...``) is split by number. Images in a reply (content parts, VisualDiagnosis-v0) follow the tool
+messages as a user message, since tool messages carry only text.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from clinical_gym.content_parts import image_urls, parts, text_of
 from clinical_gym.rollout.policy import Message
 
 _NUMBERED = re.compile(r"\n\n(?=\[\d+\] )")
 SEE_ABOVE = "(the results of this turn's calls are in the first tool message above)"
+TOOL_IMAGES = "The images the tool results above refer to:"
 
 
 def tool_call_action(message: Mapping[str, Any]) -> str:
@@ -89,7 +92,9 @@ def native_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             continue
         if pending and role in ("user", "tool"):
             out += [{"role": "tool", "tool_call_id": call["id"], "content": result}
-                    for call, result in zip(pending, split_results(content, len(pending)))]
+                    for call, result in zip(pending, split_results(text_of(content), len(pending)))]
+            if image_urls(content):  # tool messages carry text only: the images follow as a user message
+                out.append({"role": "user", "content": parts(TOOL_IMAGES, image_urls(content))})
         else:
             out.append(dict(message))
         pending = []

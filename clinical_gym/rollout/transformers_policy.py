@@ -49,7 +49,8 @@ class TransformersPolicy:
         self.model.eval()
         try:
             with torch.inference_mode():
-                tokens, logprobs = self._decode(rows, [p.max_new_tokens for p in prompts], device, generator)
+                extra = self._prefill_inputs(prompts, device)
+                tokens, logprobs = self._decode(rows, [p.max_new_tokens for p in prompts], device, generator, extra)
         finally:
             self.model.train(was_training)
         return [self._generation(t, lp) for t, lp in zip(tokens, logprobs)]
@@ -59,9 +60,15 @@ class TransformersPolicy:
                                                      return_dict=True)
         return list(encoded["input_ids"])
 
+    def _prefill_inputs(self, prompts: Sequence[Prompt], device: torch.device) -> dict[str, Any]:
+        """Inputs besides the token ids that the first forward pass takes (a vision model's pixels); none here."""
+        return {}
+
     def _decode(self, rows: list[list[int]], limits: list[int], device: torch.device,
-                generator: torch.Generator | None) -> tuple[list[list[int]], list[list[float]]]:
-        """Sample every row to its stop token or limit; the new tokens and their logprobs per row."""
+                generator: torch.Generator | None, extra: dict[str, Any] | None = None
+                ) -> tuple[list[list[int]], list[list[float]]]:
+        """Sample every row to its stop token or limit; the new tokens and their logprobs per row. ``extra`` goes to
+        the first (prefill) forward pass only."""
         width = max(len(r) for r in rows)
         input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
         attention = torch.zeros((len(rows), width), dtype=torch.long)
@@ -71,7 +78,7 @@ class TransformersPolicy:
         input_ids, attention = input_ids.to(device), attention.to(device)
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
         out = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True,
-                         logits_to_keep=1)
+                         logits_to_keep=1, **(extra or {}))
         cache, next_position = out.past_key_values, positions[:, -1] + 1
         active = list(range(len(rows)))
         tokens: list[list[int]] = [[] for _ in rows]

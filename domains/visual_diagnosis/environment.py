@@ -149,7 +149,8 @@ class VisualDiagnosisEnv(BundledDomain, ToolDomainEnv):
         obs, reward, terminated, truncated, info = super()._act(action)
         shown_before = sum(1 for m in self.messages if isinstance(m.get("content"), list)
                            for p in m["content"] if p.get("type") == "image_url")
-        obs, info["images"] = self._with_images(obs, tools.shown, first=shown_before + 1)
+        shown = [] if terminated or truncated else tools.shown  # nobody reads an image after the episode
+        obs, info["images"] = self._with_images(obs, shown, first=shown_before + 1)
         return obs, reward, terminated, truncated, info
 
     def _reject(self, problem: str) -> tuple[str, float, bool, bool, dict[str, Any]]:

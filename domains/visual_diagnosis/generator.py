@@ -263,7 +263,8 @@ def _solution(condition: Condition, patient: Patient, study: Study) -> tuple[lis
             calls.append(_call("order_test", {"patient_id": pid, "test": "MRI internal auditory meatus"}))
     if condition.pathway is not None:
         escalation = _call("escalate_care", {"patient_id": pid, "pathway": condition.pathway,
-                                             "reason": f"{condition.answer} on {study.title}"}, ["patient_id", "pathway"])
+                                             "reason": f"{condition.answer} on {study.title}"},
+                           ["patient_id", "pathway"])
         calls.insert(2 if condition.emergency else len(calls), escalation)
     calls.append(_call("record_interpretation", {"study_id": sid, "findings": studies.describe(study),
                                                  "conclusion": condition.answer}, ["study_id"]))

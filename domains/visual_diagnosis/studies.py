@@ -205,8 +205,9 @@ def describe_spirometry(p: spirometry.SpirometryParams) -> str:
                             "plateaus early at a low volume.",
              "upper_airway": "Both the expiratory and the inspiratory limbs are cut off into flat plateaus at about "
                              f"{min(p.pef_l_s, p.plateau_l_s or p.pef_l_s):.1f} L/s, giving a box-shaped loop."}
-    return (f"Spirometry ({p.sex}, {p.age} y, {p.height_cm} cm): FEV1 {r['fev1_l']} L ({r['fev1_pct_predicted']}% "
-            f"predicted), FVC {r['fvc_l']} L ({r['fvc_pct_predicted']}% predicted), FEV1/FVC {r['fev1_fvc_ratio']}, "
+    return (f"Spirometry ({p.sex}, {p.age} y, {p.height_cm} cm): FEV1 {r['fev1_l']} L ({r['fev1_pct_predicted']} "
+            f"percent of predicted), FVC {r['fvc_l']} L ({r['fvc_pct_predicted']} percent of predicted), FEV1/FVC "
+            f"{r['fev1_fvc_ratio']}, "
             f"PEF {r['pef_l_min']} L/min (FEV1/PEF {r['empey_index']} mL/L/min). {shape[p.pattern]}")
 
 

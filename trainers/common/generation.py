@@ -20,10 +20,16 @@ def generation_engine(cfg: TrainerConfig) -> str:
 
 def generation_policy(cfg: TrainerConfig, model: Any, tokenizer: Any) -> Policy:
     """The rollout policy for ``cfg.generation_engine`` and ``cfg.vllm_mode``: a ``TransformersPolicy`` over the
-    training model, a ``VLLMPolicy`` (colocate) loaded from ``cfg.model``, or a ``VLLMServerPolicy`` (server) at
+    training model (``TransformersVLMPolicy`` when ``tokenizer`` is a vision-language model's processor), a ``VLLMPolicy`` (colocate) loaded from ``cfg.model``, or a ``VLLMServerPolicy`` (server) at
     ``cfg.vllm_server_url``. A vLLM policy gets the training model's current weights (or LoRA adapter) at once, so
     resumed and LoRA runs start in sync. ``model`` is the unwrapped causal LM."""
     if generation_engine(cfg) == "transformers":
+        from clinical_gym.rollout.vision import is_processor
+
+        if is_processor(tokenizer):  # a vision-language model and its processor
+            from clinical_gym.rollout.vlm_policy import TransformersVLMPolicy
+
+            return TransformersVLMPolicy(model, tokenizer, temperature=cfg.temperature, top_p=cfg.top_p)
         from clinical_gym.rollout.transformers_policy import TransformersPolicy
 
         return TransformersPolicy(model, tokenizer, temperature=cfg.temperature, top_p=cfg.top_p)

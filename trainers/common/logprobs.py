@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -10,15 +11,22 @@ CHUNK_ROWS = 2048  # vocabulary-wide softmax rows reduced at once, to bound floa
 
 
 def token_logprobs(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_mask: torch.Tensor,
-                   temperature: float = 1.0) -> torch.Tensor:
+                   temperature: float = 1.0, model_inputs: Mapping[str, torch.Tensor] | None = None) -> torch.Tensor:
     """``out[b, t] = log p(input_ids[b, t+1] | input_ids[b, :t+1])`` under ``model`` with logits divided by
     ``temperature`` (the sampling distribution), where ``loss_mask[b, t]`` is set; 0 elsewhere. Shape
     [batch, length - 1], right padding expected. Only the masked positions are projected onto the vocabulary. The
-    result is connected to the model's graph even when the mask is empty (every process runs its backward pass)."""
+    result is connected to the model's graph even when the mask is empty (every process runs its backward pass).
+    ``model_inputs`` go to the forward pass too (a vision-language model's pixels; floating tensors in the model's
+    dtype)."""
     wanted = loss_mask.bool()
     keep = torch.zeros_like(input_ids, dtype=torch.bool)
     keep[:, :-1] = wanted
-    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep).logits  # [n, vocab]
+    extra = {}
+    if model_inputs:
+        dtype = next(model.parameters()).dtype
+        extra = {k: v.to(dtype) if v.is_floating_point() else v for k, v in model_inputs.items()}
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep,
+                   **extra).logits  # [n, vocab]
     picked, _ = logprobs_from_logits(logits, input_ids[:, 1:][wanted], temperature)
     out = torch.zeros(loss_mask.shape, dtype=torch.float, device=input_ids.device)
     if picked.numel():

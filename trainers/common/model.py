@@ -50,13 +50,13 @@ class Reference:
         self.available = self.uses_adapters or self.copy is not None
 
     def logprobs(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_mask: torch.Tensor,
-                 temperature: float) -> torch.Tensor:
+                 temperature: float, model_inputs: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
         """``token_logprobs`` under π_ref (``model`` is the unwrapped policy, used with adapters disabled)."""
         if not self.available:
             raise RuntimeError("no reference model: it was not needed at construction")
         with torch.no_grad(), self._disabled(model):
             return token_logprobs(self.copy if self.copy is not None else model, input_ids, attention_mask, loss_mask,
-                                  temperature)
+                                  temperature, model_inputs)
 
     def _disabled(self, model: Any) -> Any:
         return model.disable_adapter() if self.uses_adapters else nullcontext()

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, Trajectory
+from clinical_gym.rollout.vision import VisionInputs, is_processor, text_tokenizer
 from clinical_gym.trainers.common import runtime
 from clinical_gym.trainers.common.batch import TokenBatch, pack
 from clinical_gym.trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
@@ -132,10 +133,11 @@ def add_old_and_ref_logprobs(model: Any, reference: Reference, batch: TokenBatch
             rows = batch.select(range(start, min(start + cfg.micro_batch_size, len(batch))))
             pad = (0, batch.loss_mask.shape[1] - rows.loss_mask.shape[1])
             args = (rows.input_ids, rows.attention_mask, rows.loss_mask)
+            extra = rows.model_inputs()
             if off_policy:
-                olds.append(torch.nn.functional.pad(token_logprobs(model, *args, cfg.temperature), pad))
+                olds.append(torch.nn.functional.pad(token_logprobs(model, *args, cfg.temperature, extra), pad))
             if reference.available:
-                refs.append(torch.nn.functional.pad(reference.logprobs(model, *args, cfg.temperature), pad))
+                refs.append(torch.nn.functional.pad(reference.logprobs(model, *args, cfg.temperature, extra), pad))
     batch.old_logprobs = torch.cat(olds) if olds else None
     batch.ref_logprobs = torch.cat(refs) if refs else None
     return batch
@@ -168,7 +170,8 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
                 rows = list(range(start, min(start + cfg.micro_batch_size, len(minibatch))))
                 micro = minibatch.select(rows)
                 mask = micro.loss_mask
-                logprobs = token_logprobs(model, micro.input_ids, micro.attention_mask, mask, cfg.temperature)
+                logprobs = token_logprobs(model, micro.input_ids, micro.attention_mask, mask, cfg.temperature,
+                                          micro.model_inputs())
                 old = micro.old_logprobs if micro.old_logprobs is not None else logprobs.detach()
                 per_token, parts = grpo_token_loss(logprobs, old, micro.ref_logprobs, micro.advantages, cfg)
                 # DDP averages gradients over processes; the weights already divide by the global total
@@ -207,7 +210,9 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
 
     ``env_factory`` replaces ``gym.make(cfg.env, **cfg.env_kwargs)``; ``model`` and ``tokenizer`` replace loading
     ``cfg.model`` (a model that already has a LoRA adapter keeps it; without one, ``prepare_model`` adds it in
-    place). ``on_collect`` hooks see every batch of rollouts (e.g. ``clinical_gym.experience.ExperienceRecorder``
+    place). A vision-language model comes with its processor as ``tokenizer``: images in the environment's
+    messages (VisualDiagnosis-v0) become image tokens and pixel inputs for generation and for the loss.
+    ``on_collect`` hooks see every batch of rollouts (e.g. ``clinical_gym.experience.ExperienceRecorder``
     stores each step's good turns). Settings are checked before anything loads.
     """
     # -- checks, seeding, devices, environments and the case order ---------------------------------------------
@@ -222,7 +227,9 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
     model, optimizer = accelerator.prepare(model, optimizer)
     policy_model = accelerator.unwrap_model(model)
     reference = Reference(policy_model, needed=cfg.beta > 0 or cfg.ref_kl_monitor)
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    text = text_tokenizer(tokenizer)  # a vision-language model's processor holds its text tokenizer
+    pad_id = text.pad_token_id if text.pad_token_id is not None else text.eos_token_id
+    vision = VisionInputs(tokenizer) if is_processor(tokenizer) else None
 
     # -- resume ---------------------------------------------------------------------------------------------------
     checkpoints = Path(cfg.output_dir) / "checkpoints"
@@ -255,7 +262,7 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
         advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon, valid_episodes(groups)).flatten()
 
         # 3. tokens with environment tokens masked (and every token of an episode that ended with an error); reference (and, for off-policy updates, old-policy) logprobs
-        batch = pack(trajectories, advantages.tolist(), pad_id).to(accelerator.device)
+        batch = pack(trajectories, advantages.tolist(), pad_id, vision).to(accelerator.device)
         batch = add_old_and_ref_logprobs(policy_model, reference, batch, cfg)
 
         # 4. clipped-surrogate updates (Eq. 2-5)
