@@ -323,3 +323,90 @@ def test_demographics_and_diagnosis_defaults():
     assert code_diagnosis("anything", "j18.9").icd10 == "J18.9"
     assert specialty_for(code_diagnosis("Zorblatt disease"), ["cough"]) == "respiratory"
     assert specialty_for(code_diagnosis("Acute appendicitis"), [], "Heart Diseases") == "circulatory"
+
+
+# -- the public formats of the written 30-row files ------------------------------------------------------------------
+def test_nejm_image_cases_keep_the_image_and_read_the_brief_and_findings():
+    cases, problems = load(FIXTURES / "agentclinic_nejm.jsonl")
+    assert not problems and len(cases) >= 30
+    lyme = cases["agentclinic_nejm-2"]
+    assert lyme.images == ("https://images.example.org/image-challenge/ic-002.jpg",) and "image https://" in lyme.source
+    assert lyme.source.startswith("AgentClinic NEJM") and lyme.diagnosis.name == "Erythema migrans"
+    assert lyme.differential == ("Tinea corporis", "Cellulitis", "Fixed drug eruption", "Granuloma annulare")
+    assert lyme.self_report == "Expanding red patch on my right thigh" and (lyme.demographics.age, lyme.demographics.sex) == (34, "female")
+    texts = [f.text for f in lyme.history]
+    assert "I went hiking in the woods three weeks ago." in texts  # the brief, in the patient's own first person
+    assert not any("role" in t or "Remember" in t for t in texts)  # without its framing
+    serology = lyme.test("lyme serology")
+    assert [(v.name, v.text) for v in serology.values] == [("Enzyme immunoassay", "Positive"), ("IgM immunoblot", "Positive")]
+    wilson = cases["agentclinic_nejm-6"]
+    assert wilson.test("mri of the brain").category == "imaging"  # named after the labs, still its own test
+    assert next(v for v in wilson.test("laboratory studies").values if v.name == "Serum ceruloplasmin").ref_low == 20
+    assert "(shown)" not in wilson.physical_exam["general"] and wilson.test("serum") is None  # no copy of a measured result
+
+
+def test_mimiciv_results_are_gathered_by_specimen_and_placeholders_dropped():
+    cases, problems = load(FIXTURES / "agentclinic_mimiciv.jsonl")
+    assert not problems and len(cases) >= 30
+    cellulitis = cases["agentclinic_mimiciv-2"]
+    assert cellulitis.source.startswith("AgentClinic MIMIC-IV") and cellulitis.diagnosis.icd10 == "L03.116"
+    blood = cellulitis.test("blood tests")
+    assert [v.name for v in blood.values][:4] == ["White Blood Cells", "Hemoglobin", "Platelet Count", "Neutrophils"]
+    assert "BMI: 38.2" in cellulitis.physical_exam["vitals"] and cellulitis.test("bmi") is None
+    pneumonia = cases["agentclinic_mimiciv-4"]
+    assert pneumonia.test("procalcitonin") is None and not any("Not Provided" in t.text for t in pneumonia.tests)
+    csf = cases["agentclinic_mimiciv-14"].test("cerebrospinal fluid tests")
+    assert [v.name for v in csf.values] == ["WBC", "Lymphs", "Polys", "Glucose", "Total Protein"]
+    assert detect_format(json.loads((FIXTURES / "agentclinic_mimiciv.jsonl").read_text().splitlines()[0])) == "mimiciv"
+    assert detect_format(json.loads((FIXTURES / "agentclinic_osce.jsonl").read_text().splitlines()[0])) == "osce"
+
+
+def test_diagbench_objects_keyed_by_id_keep_rubrics_and_exam_lists(tmp_path):
+    cases, problems = load(FIXTURES / "diagbench.json")
+    assert not problems and len(cases) >= 30
+    appendix, stemi = cases["db-001"], cases["db-002"]
+    assert appendix.source.startswith("DiagGym/DiagBench (diagbench.json:2)")  # the line the record starts on
+    assert appendix.key_exams == ("Complete Blood Count", "CT abdomen and pelvis with contrast")
+    assert stemi.key_exams == ("ECG", "Troponin T", "Basic Metabolic Panel", "Cardiac catheterization")  # the exam chain
+    assert [r.points for r in stemi.rubrics] == [10.0, 8.0, 10.0, 6.0] and sum(len(c.rubrics) > 0 for c in cases.values()) >= 12
+    dka = cases["db-006"]  # DiagAgent's initial-inquiry text as the profile
+    assert (dka.demographics.age, dka.demographics.sex) == (24, "male") and dka.self_report == "Polyuria, vomiting and abdominal pain"
+    masked = {"x-1": {"initial_inquiry": "- Patient Information: ___ y/o F\n- Chief Complaint: Cough", "exam_chain": [], "final_diagnosis": "Asthma"},
+              "x-2": {"profile": {"sex": "F", "age": 40, "hpi": "Cough."}, "final_diagnosis": "Asthma", "rubrics": [{"criterion": "x", "points": 40}]}}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(masked, indent=1))
+    assert read_case_file(path) == ([], [f"{path}:2: no patient age found: the age is de-identified ('___ y/o'); give an 'age' field",
+                                          f"{path}:7: rubrics.1: needs a criterion text and numeric points between -10 and 10 "
+                                          "({'criterion': 'x', 'points': 40})"])
+
+
+def test_a_file_in_no_known_format_names_every_format_tried(tmp_path):
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"title": "chest pain", "notes": "x"}\n')
+    cases, problems = read_case_file(path)
+    assert not cases and len(problems) == 1
+    assert problems[0].startswith(f"{path}:1: not in a known case format; tried native (id: Field required")
+    for name in ("osce (OSCE_Examination: Field required)", "mimiciv", "nejm (question: Field required", "mtmeddialog", "diaggym", "medqa"):
+        assert name in problems[0]
+
+
+@pytest.mark.parametrize("opening,self_report,facts", [
+    ("A 23-year-old woman presents with fever, dysuria and right flank pain for 2 days.", "Fever, dysuria and right flank pain",
+     ["Fever for 2 days.", "Dysuria for 2 days.", "Right flank pain for 2 days."]),
+    ("A 45-year-old man comes to the emergency department 2 hours after the onset of severe chest pain.", "Severe chest pain",
+     ["Severe chest pain for 2 hours."]),
+    ("A 3-year-old boy is brought to the physician by his mother because of a rash for 3 days.", "Rash", ["Rash for 3 days."]),
+    ("A 60-year-old man with a history of hypertension presents with chest pain.", "Chest pain", ["Chest pain."]),
+    ("A 34-year-old woman comes to the physician because of a 3-week history of fatigue and joint pain.", "Fatigue and joint pain",
+     ["Fatigue for 3 weeks.", "Joint pain for 3 weeks."]),
+    ("A 41-year-old woman comes to the clinic with pain in her right knee since yesterday.", "Pain in my right knee",
+     ["Pain in my right knee since yesterday."]),
+    ("A 65-year-old woman comes to the physician for a follow-up examination. She has had increasing fatigue for 4 months.",
+     "Increasing fatigue", ["Increasing fatigue for 4 months."]),
+])
+def test_medqa_presenting_complaints_from_the_common_phrasings(opening, self_report, facts):
+    row = {"question": f"{opening} Her temperature is 37.0°C. Which of the following is the most likely diagnosis?",
+           "options": {"A": "Migraine", "B": "Gout"}, "answer": "Gout"}
+    cases, problems = read_hf_rows([row])
+    assert not problems and cases[0].self_report == self_report
+    assert [f.text for f in cases[0].history][: len(facts)] == facts and all(f.present for f in cases[0].history[: len(facts)])

@@ -101,7 +101,8 @@ class DiagnosticWorkupEnv(ClinicalEnv):
 
     ## Information
     reset: ``system_prompt``, ``max_turns``, ``specialty``. Every step: ``turn``, ``reward_components``,
-    ``exam`` (the catalogue name), ``exam_source`` (record / synthesised / llm / unknown), ``suggestions`` for
+    ``exam`` (the catalogue name, or the recorded name the catalogue does not know), ``exam_source`` (record /
+    record+synthesised / synthesised / llm / unknown), ``suggestions`` for
     unrecognised names, ``parse_error``. Terminal: ``outcome`` (result, accuracy, exam precision/recall/F1, turns,
     exams ordered, key exams, gold diagnosis) and ``case_id``.
 
