@@ -86,6 +86,7 @@ class PsychiatryEnv(BundledDomain, ToolDomainEnv):
     bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
+    task_generator = "clinical_gym.domains.psychiatry.generator:PsychiatryGenerator"
 
     def domain_toolkit(self, db: PsychiatryDB) -> Toolkit:  # type: ignore[override]
         return PsychiatryTools(db)
