@@ -15,4 +15,8 @@ for folder in NAMESPACED:
     package_dir[f"clinical_gym.{folder}"] = folder
     packages += [f"clinical_gym.{folder}"] + [f"clinical_gym.{folder}.{sub}" for sub in find_packages(where=folder)]
 
+# verifiers loads an environment package by the top-level module its id names (vf-eval clinical-gym-verifiers)
+package_dir["clinical_gym_verifiers"] = "clinical_gym_verifiers"
+packages.append("clinical_gym_verifiers")
+
 setup(package_dir=package_dir, packages=packages)

@@ -15,7 +15,8 @@ Replies have the chat shape (``choices[0].message.content``) or the completions 
 according to the path; a chat reply given as a dict instead of text is the assistant message itself (e.g.
 ``{"content": None, "tool_calls": [...]}``, finish reason ``tool_calls``). Behaviours:
 
-* ``("ok", text)``: 200 with ``text`` as the reply (``None`` gives null content; a dict is the chat message).
+* ``("ok", text)``: 200 with ``text`` as the reply (``None`` gives null content; a dict is the chat message); a
+  request with ``"stream": true`` gets it as server-sent events (chunks, then ``data: [DONE]``).
 * ``("status", code)`` or ``("status", code, headers)``: that HTTP status, an OpenAI-style error body and headers,
   e.g. ``("status", 429, {"Retry-After": "0.1"})``.
 * ``("sleep", seconds)`` or ``("sleep", seconds, text)``: wait, then reply ``text`` (or the default's reply).
@@ -102,9 +103,9 @@ def _make_handler(url: FakeURL, default: Responder) -> type[BaseHTTPRequestHandl
             kind, *args = behaviour
             model = body.get("model") if isinstance(body, dict) else None
             if kind == "ok":
-                self._send(200, json.dumps(reply_json(self.path, args[0], model)).encode())
+                self._reply(reply_json(self.path, args[0], model), body)
             elif kind == "default":
-                self._send(200, json.dumps(reply_json(self.path, default(self.path, body), model)).encode())
+                self._reply(reply_json(self.path, default(self.path, body), model), body)
             elif kind == "status":
                 headers = args[1] if len(args) > 1 else {}
                 self._send(args[0], _error_body(args[0], "fake error"), headers)
@@ -119,6 +120,40 @@ def _make_handler(url: FakeURL, default: Responder) -> type[BaseHTTPRequestHandl
                 self._send_partial(json.dumps(reply_json(self.path, "cut off", model)).encode())
             else:
                 raise ValueError(f"unknown fake server behaviour {behaviour!r}")
+
+        def _reply(self, reply: dict[str, Any], body: Any) -> None:
+            """``reply`` as JSON, or as server-sent events when the request asks ``"stream": true``."""
+            if isinstance(body, dict) and body.get("stream"):
+                self._send_stream(reply, bool((body.get("stream_options") or {}).get("include_usage")))
+            else:
+                self._send(200, json.dumps(reply).encode())
+
+        def _send_stream(self, reply: dict[str, Any], usage: bool) -> None:
+            """A streamed reply: one chunk with the whole message (or text), one with the finish reason, the usage
+            chunk when asked for, then ``[DONE]``."""
+            choice = reply["choices"][0]
+            head = {k: reply[k] for k in ("id", "created", "model")}
+            kind = "chat.completion.chunk" if reply["object"] == "chat.completion" else "text_completion"
+            if "message" in choice:
+                delta = {k: v for k, v in choice["message"].items() if v is not None}
+                if "tool_calls" in delta:
+                    delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(delta["tool_calls"])]
+                chunks = [{"index": 0, "delta": delta, "finish_reason": None},
+                          {"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]
+            else:
+                chunks = [{"index": 0, "text": choice["text"], "finish_reason": None},
+                          {"index": 0, "text": "", "finish_reason": choice["finish_reason"]}]
+            events = [{**head, "object": kind, "choices": [c]} for c in chunks]
+            if usage:
+                events.append({**head, "object": kind, "choices": [], "usage": reply["usage"]})
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for event in events:
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+            self.close_connection = True
 
         def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
