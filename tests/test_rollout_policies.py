@@ -85,6 +85,52 @@ def test_stop_token_ends_a_row_and_is_kept_out_of_the_text(tokenizer, model):
     assert second.token_ids == greedy[1].token_ids[:cut]
 
 
+def prefill_widths(model):
+    """The width of the ``input_ids`` of every forward pass of ``model`` that runs more than one token per row."""
+    widths: list[int] = []
+    handle = model.register_forward_pre_hook(
+        lambda module, args, kwargs: widths.append(kwargs["input_ids"].shape[1])
+        if kwargs["input_ids"].shape[1] > 1 else None, with_kwargs=True)
+    return widths, handle
+
+
+def test_a_continued_prompt_prefills_only_its_new_tokens_and_gives_the_same_tokens(tokenizer, model):
+    reuse = TransformersPolicy(model, tokenizer, temperature=0)
+    fresh = TransformersPolicy(model, tokenizer, temperature=0, prefix_cache=0)
+    first = prompts(tokenizer, 6)
+    replies = reuse.generate(first)
+    assert len(reuse.prefixes) == 2 and len(fresh.prefixes) == 0
+    said = tokenizer.encode("yes, since this morning", add_special_tokens=False)
+    second = [Prompt([], 6, list(p.token_ids) + list(g.token_ids) + said) for p, g in zip(first, replies)]
+    widths, handle = prefill_widths(model)
+    try:
+        continued = reuse.generate(second)
+        assert widths == [1 + len(said)]  # the last reply token and the environment's words, not the whole prompt
+        assert [g.token_ids for g in continued] == [g.token_ids for g in fresh.generate(second)]
+        widths.clear()
+        third = [Prompt([], 4, list(second[0].token_ids) + list(continued[0].token_ids) + said), first[1]]
+        mixed = reuse.generate(third)  # one row continues, the other starts over: padded into one prefill
+        assert widths == [max(1 + len(said), len(first[1].token_ids))]
+        assert [g.token_ids for g in mixed] == [g.token_ids for g in fresh.generate(third)]
+    finally:
+        handle.remove()
+
+
+def test_kept_prefixes_are_dropped_when_the_weights_change(tokenizer, model):
+    policy = TransformersPolicy(model, tokenizer, temperature=0)
+    first = prompts(tokenizer, 3)[:1]
+    reply = policy.generate(first)[0]
+    follow = [Prompt([], 3, list(first[0].token_ids) + list(reply.token_ids) + [5, 6])]
+    with torch.no_grad():
+        next(model.parameters()).mul_(1.0)  # an in-place update (what an optimizer step does)
+    widths, handle = prefill_widths(model)
+    try:
+        policy.generate(follow)
+    finally:
+        handle.remove()
+    assert widths == [len(follow[0].token_ids)]  # prefilled from scratch
+
+
 def test_messages_only_prompts_are_templated_and_the_model_mode_restored(tokenizer, model):
     model.train()
     policy = TransformersPolicy(model, tokenizer, temperature=0)

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from clinical_gym.rollout.policy import Generation, Prompt
+from clinical_gym.rollout.prefix_cache import LayerKV, PrefixCache
 
 
 class TransformersPolicy:
@@ -20,12 +21,20 @@ class TransformersPolicy:
     tempered softmax (what a trainer recomputes). Generation of a row stops at a token of ``stop_token_ids``
     (default: EOS ids of the tokenizer and the model's generation config) or at its ``max_new_tokens``.
     The model is put in eval mode while generating and returned to its previous mode.
+
+    Multi-turn episodes reuse their prefix: the key/value cache of each row of a call (its prompt and reply) is kept
+    until the next call (``prefix_cache`` sequences at most, 0 to keep none), and a prompt of that call that
+    continues one of them (the next turn: the same tokens, then the environment's reply) prefills only its new
+    tokens; rows nobody continued are dropped then, so what is kept never exceeds one call's cache. Kept caches are
+    also dropped when the model's weights change (``PrefixCache``) and by ``forget_prefixes()``, which the
+    ``RolloutCollector`` calls when a collection ends (so a trainer's update never holds them).
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
-                 stop_token_ids: Iterable[int] | None = None) -> None:
+                 stop_token_ids: Iterable[int] | None = None, prefix_cache: int = 1024) -> None:
         if temperature < 0 or not 0 < top_p <= 1 or top_k < 0:
             raise ValueError("need temperature >= 0, 0 < top_p <= 1 and top_k >= 0")
+        self.prefixes = PrefixCache(model, prefix_cache)
         self.model = model
         self.tokenizer = tokenizer
         self.temperature = temperature
@@ -55,6 +64,10 @@ class TransformersPolicy:
             self.model.train(was_training)
         return [self._generation(t, lp) for t, lp in zip(tokens, logprobs)]
 
+    def forget_prefixes(self) -> None:
+        """Drop every kept key/value cache (the end of a collection: nothing will continue them)."""
+        self.prefixes.clear()
+
     def _template(self, prompt: Prompt) -> list[int]:
         encoded = self.tokenizer.apply_chat_template(list(prompt.messages), add_generation_prompt=True, tokenize=True,
                                                      return_dict=True)
@@ -69,17 +82,17 @@ class TransformersPolicy:
                 ) -> tuple[list[list[int]], list[list[float]]]:
         """Sample every row to its stop token or limit; the new tokens and their logprobs per row. ``extra`` goes to
         the first (prefill) forward pass only."""
-        width = max(len(r) for r in rows)
-        input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
-        attention = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            input_ids[i, width - len(row):] = torch.tensor(row, dtype=torch.long)
-            attention[i, width - len(row):] = 1
-        input_ids, attention = input_ids.to(device), attention.to(device)
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        out = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True,
-                         logits_to_keep=1, **(extra or {}))
-        cache, next_position = out.past_key_values, positions[:, -1] + 1
+        reuse = self.prefixes.max_sequences > 0 and not extra
+        if reuse:
+            self.prefixes.check_weights()
+        taken = [self.prefixes.take(row) for row in rows] if reuse else [None] * len(rows)
+        self.prefixes.clear()  # what this call did not continue belongs to episodes that are over
+        if any(t is not None for t in taken):
+            out, attention, next_position = self._prefill_after_prefixes(rows, taken, device)
+        else:
+            out, attention, next_position = self._prefill(rows, device, extra)
+        cache = out.past_key_values
+        keep_kv = reuse and all(type(layer).__name__ == "DynamicLayer" for layer in getattr(cache, "layers", [None]))
         active = list(range(len(rows)))
         tokens: list[list[int]] = [[] for _ in rows]
         logprobs: list[list[float]] = [[] for _ in rows]
@@ -91,6 +104,8 @@ class TransformersPolicy:
                 logprobs[row].append(lp)
                 if t not in self.stop_token_ids and len(tokens[row]) < limits[row]:
                     keep.append(j)
+                elif keep_kv:  # this row's inputs so far: its prompt and every generated token but the last
+                    self._keep_prefix(rows[row] + tokens[row][:-1], cache, attention, j)
             if not keep:
                 return tokens, logprobs
             if len(keep) < len(active):
@@ -102,6 +117,62 @@ class TransformersPolicy:
             out = self.model(input_ids=token[:, None], attention_mask=attention, position_ids=next_position[:, None],
                              past_key_values=cache, use_cache=True)
             next_position = next_position + 1
+
+    def _prefill(self, rows: list[list[int]], device: torch.device, extra: dict[str, Any] | None
+                 ) -> tuple[Any, torch.Tensor, torch.Tensor]:
+        """The first forward pass over the left-padded rows: its output, attention mask and next positions."""
+        width = max(len(r) for r in rows)
+        input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            input_ids[i, width - len(row):] = torch.tensor(row, dtype=torch.long)
+            attention[i, width - len(row):] = 1
+        input_ids, attention = input_ids.to(device), attention.to(device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True,
+                         logits_to_keep=1, **(extra or {}))
+        return out, attention, positions[:, -1] + 1
+
+    def _prefill_after_prefixes(self, rows: list[list[int]], taken: list[tuple[int, list[LayerKV]] | None],
+                                device: torch.device) -> tuple[Any, torch.Tensor, torch.Tensor]:
+        """The first forward pass when some rows continue a kept prefix: the kept keys/values, left-padded to a
+        common width, become the cache, and only each row's new tokens (left-padded too) are run, at their true
+        positions. The attention mask leaves out both paddings."""
+        from transformers import DynamicCache
+
+        cached = [t[0] if t is not None else 0 for t in taken]
+        layers = next(t[1] for t in taken if t is not None)
+        past_width, width = max(cached), max(len(row) - c for row, c in zip(rows, cached))
+        _, heads, _, dim = layers[0][0].shape
+        past = []
+        for layer in range(len(layers)):
+            keys = layers[layer][0].new_zeros((len(rows), heads, past_width, dim))
+            values = layers[layer][1].new_zeros((len(rows), heads, past_width, dim))
+            for i, t in enumerate(taken):
+                if t is not None:
+                    keys[i, :, past_width - cached[i]:] = t[1][layer][0][0]
+                    values[i, :, past_width - cached[i]:] = t[1][layer][1][0]
+            past.append((keys, values))
+        input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), past_width + width), dtype=torch.long)
+        positions = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, (row, c) in enumerate(zip(rows, cached)):
+            new = row[c:]
+            input_ids[i, width - len(new):] = torch.tensor(new, dtype=torch.long)
+            attention[i, past_width - c:past_width] = 1
+            attention[i, past_width + width - len(new):] = 1
+            positions[i, width - len(new):] = torch.arange(c, len(row))
+        out = self.model(input_ids=input_ids.to(device), attention_mask=attention.to(device),
+                         position_ids=positions.to(device), past_key_values=DynamicCache(ddp_cache_data=past),
+                         use_cache=True, logits_to_keep=1)
+        return out, attention.to(device), torch.tensor([len(row) for row in rows], device=device)
+
+    def _keep_prefix(self, tokens: list[int], cache: Any, attention: torch.Tensor, j: int) -> None:
+        """Keep batch row ``j``'s keys/values (the columns its attention mask sets) under the tokens it ran."""
+        columns = attention[j].nonzero().squeeze(-1)
+        if len(columns) == len(tokens):
+            self.prefixes.store(tokens, [(layer.keys[j:j + 1, :, columns], layer.values[j:j + 1, :, columns])
+                                         for layer in cache.layers])
 
     def _pick(self, logits: torch.Tensor, generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor]:
         """The next token per row and its logprob under the tempered softmax."""
