@@ -11,7 +11,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from clinical_gym.rollout.chat_tokens import ChatTokens
+from clinical_gym.rollout.chat_tokens import ChatTokens, chat_tokens
 from clinical_gym.rollout.policy import Generation, Message, Policy, Prompt
 from clinical_gym.rollout.trajectory import Trajectory, Turn
 
@@ -83,6 +83,9 @@ class RolloutCollector:
     the system prompt and first observation, each environment reply is appended as a template delta
     (``ChatTokens``), and the policy continues those exact ids; decoded history is never re-tokenized. Without one
     (text mode, e.g. a hosted chat API), policies see messages only and trajectories carry no environment tokens.
+    When an environment logs a message's content as OpenAI content parts (text with images), the trajectory's
+    messages keep those parts, so a chat API receives the images; in token mode ``tokenizer`` is then the model's
+    processor (``VisionChatTokens`` expands each image into its image tokens).
 
     ``env_factory`` builds one environment per episode (closed when the episode ends), so episodes never share
     state. Limits (``RolloutLimits``): a reply is cut at ``max_turn_tokens`` or at the room left under
@@ -167,7 +170,7 @@ class RolloutCollector:
         self.last_stats.env_s += time.perf_counter() - began
         system = info.get("system_prompt")
         messages = [{"role": "system", "content": system}] if system is not None else []
-        messages.append({"role": "user", "content": obs})
+        messages.append({"role": "user", "content": _logged_content(env, obs)})
         case = getattr(env.unwrapped, "case", None)
         case_id = (spec.options or {}).get("case_id") or getattr(case, "id", None)
         trajectory = Trajectory(opening_ids=[], messages=messages, seed=spec.seed, group=spec.group, case_id=case_id)
@@ -246,7 +249,7 @@ class RolloutCollector:
             return None
         key = json.dumps(tools, sort_keys=True) if tools else ""
         if key not in self._chats:
-            self._chats[key] = ChatTokens(self.tokenizer, self.end_token_ids, tools)
+            self._chats[key] = chat_tokens(self.tokenizer, self.end_token_ids, tools)
         return self._chats[key]
 
 
@@ -254,7 +257,15 @@ def _reply_message(env: gym.Env, obs: str) -> Message:
     """The environment's reply as a message, with the role the environment logged for it (default "user")."""
     logged = getattr(env.unwrapped, "messages", None)
     role = logged[-1].get("role", "user") if logged else "user"
-    return {"role": role, "content": obs}
+    return {"role": role, "content": _logged_content(env, obs)}
+
+
+def _logged_content(env: gym.Env, obs: str) -> Any:
+    """The content the environment logged for its last message when it is a list of content parts (text with
+    images, e.g. VisualDiagnosis-v0), else the observation."""
+    logged = getattr(env.unwrapped, "messages", None)
+    content = logged[-1].get("content") if logged else None
+    return content if isinstance(content, list) else obs
 
 
 def _round_seed(seed: int, round_index: int) -> int:
