@@ -83,6 +83,7 @@ class ObstetricsEnv(BundledDomain, ToolDomainEnv):
     bundled = BUNDLED
     review_categories = REVIEWS
     can_document = True
+    task_generator = "clinical_gym.domains.obstetrics.generator:ObstetricsGenerator"
 
     def domain_toolkit(self, db: ObstetricsDB) -> Toolkit:  # type: ignore[override]
         # One toolkit per env, pointed at each episode's database: its bound tools are built once, not per reset.
