@@ -3,7 +3,9 @@
 * ClinicalInquiry (DoctorAgent-RL, Doctor-R1): diagnosis accuracy (correct = 1), partial credit (correct 1,
   partially 0.5, wrong 0), diagnosis and recommendation word-F1, LLM-judge scores (0-100, when a judge was
   configured), turns, questions repeated, format errors, reward.
-* DiagnosticWorkup (DiagGym): diagnosis accuracy, exam precision / recall / F1, turns, reward.
+* DiagnosticWorkup (DiagGym): diagnosis accuracy, exam precision / recall / F1, the weighted rubric score (cases
+  with DiagBench rubrics), turns, reward; with ``protocol="single_turn"`` the single-turn hit ratio (exam steps)
+  and the accuracy of the diagnosis steps (DiagBench's single-turn evaluation; each step is one episode).
 * tool domains (Healthcare AI GYM): the 5 reward dimensions (accuracy, process, safety, format, coherence),
   safety violations by severity (1-5), tool calls, task success, reward.
 
@@ -62,6 +64,25 @@ def _judge(name: str) -> Callable[[EpisodeRecord], float | None]:
     return lambda r: None if r.judge is None else r.judge.get(name)
 
 
+def _single_turn_kind(record: EpisodeRecord) -> str | None:
+    """"exam" or "diagnosis" for an item of DiagnosticWorkup's single-turn protocol (its id ``CASE@k`` /
+    ``CASE@dx``), else None."""
+    case_id = record.case_id or ""
+    if record.family != "workup" or "@" not in case_id:
+        return None
+    return "diagnosis" if case_id.endswith("@dx") else "exam"
+
+
+def _workup(key: str, kinds: tuple[str | None, ...] = (None,)) -> Callable[[EpisodeRecord], float | None]:
+    """An outcome value of the episodes of ``kinds`` (None: end-to-end), None for the others."""
+    return lambda r: _outcome(r, key) if _single_turn_kind(r) in kinds else None
+
+
+def _rubric_score(record: EpisodeRecord) -> float | None:
+    value = (record.outcome or {}).get("rubric_score")
+    return None if value is None else float(value)
+
+
 def _dimension(name: str) -> Callable[[EpisodeRecord], float | None]:
     return lambda r: float(((r.outcome or {}).get("scores") or {}).get(name) or 0.0)
 
@@ -93,10 +114,12 @@ FAMILY_METRICS: dict[str, tuple[Metric, ...]] = {
         REWARD,
     ),
     "workup": (
-        Metric("accuracy", lambda r: _outcome(r, "accuracy")),
-        Metric("exam_precision", lambda r: _outcome(r, "exam_precision")),
-        Metric("exam_recall", lambda r: _outcome(r, "exam_recall")),
-        Metric("exam_f1", lambda r: _outcome(r, "exam_f1")),
+        Metric("accuracy", _workup("accuracy", (None, "diagnosis"))),
+        Metric("exam_precision", _workup("exam_precision")),
+        Metric("exam_recall", _workup("exam_recall")),
+        Metric("exam_f1", _workup("exam_f1")),
+        Metric("rubric_score", _rubric_score),
+        Metric("single_turn_hit", _workup("hit", ("exam",))),
         TURNS,
         REWARD,
     ),
@@ -210,8 +233,11 @@ def summarize(values: Sequence[float | None], seed: int, clusters: Sequence[Hash
 
 
 def task_of(record: EpisodeRecord) -> str:
-    """The cluster of an episode: its case or task id (an episode without one is its own cluster)."""
-    return record.case_id if record.case_id is not None else f"episode {record.episode}"
+    """The cluster of an episode: its case or task id (a single-turn item's case; an episode without one is its own
+    cluster)."""
+    if record.case_id is None:
+        return f"episode {record.episode}"
+    return record.case_id.rpartition("@")[0] if _single_turn_kind(record) else record.case_id
 
 
 def scored(records: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
@@ -235,7 +261,7 @@ def reliability(records: Sequence[EpisodeRecord], seed: int) -> dict[str, Metric
     outcomes: dict[str, list[bool]] = defaultdict(list)
     for record in scored(records):
         success = episode_metrics(record)[SUCCESS_METRIC[record.family]]
-        outcomes[task_of(record)].append(bool(success))
+        outcomes[record.case_id or task_of(record)].append(bool(success))  # trials: the same case (or item)
     if not outcomes or min(len(v) for v in outcomes.values()) < 2:
         return {}
     most = min(len(v) for v in outcomes.values())

@@ -138,6 +138,7 @@ def plan_env(env_id: str, *, cases: str | None, tasks: str | None, split: str | 
     probe = gym.make(env_id, **kwargs)
     try:
         ids = [item.id for item in (probe.unwrapped.tasks if family == TOOL_FAMILY else probe.unwrapped.cases)]
+        ids = list(getattr(probe.unwrapped, "episode_ids", ids))  # e.g. DiagnosticWorkup's single-turn items
     finally:
         probe.close()
     return EnvPlan(env_id, family, kwargs, ids, seed, (episodes or len(ids)) * trials, trials)

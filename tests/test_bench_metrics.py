@@ -35,7 +35,8 @@ def test_workup_metrics_by_hand():
     r = record("workup", outcome={"result": "correct", "accuracy": 1.0, "exam_precision": 2 / 3, "exam_recall": 1.0,
                                   "exam_f1": 0.8}, infos=[{}, {}, {}], reward=1.5)
     assert episode_metrics(r) == pytest.approx({"accuracy": 1.0, "exam_precision": 2 / 3, "exam_recall": 1.0,
-                                                "exam_f1": 0.8, "turns": 3.0, "reward": 1.5})
+                                                "exam_f1": 0.8, "rubric_score": None, "single_turn_hit": None,
+                                                "turns": 3.0, "reward": 1.5})
 
 
 def test_tool_metrics_by_hand():

@@ -3,7 +3,8 @@ environment, through ``env.unwrapped``) and acts on it; reports label it "oracle
 
 * ClinicalInquiry: the checklist doctor's review-of-systems questions (so it earns the same information reward),
   then the case's diagnosis and recommendation;
-* DiagnosticWorkup: the case's key examinations, one per turn, then its diagnosis;
+* DiagnosticWorkup: the case's key examinations, one per turn, then its diagnosis (in the single-turn protocol, the
+  step's key examination, or the diagnosis at the diagnosis step);
 * tool domains: ``clinical_gym.tool_env.policies.ExpertToolPolicy``: the task's expected actions, then the gold answer.
 """
 
@@ -31,15 +32,15 @@ class OracleReply:
         self.truth: ByOpening[Any] = ByOpening()
 
     def on_reset(self, opening: str, info: Mapping[str, Any], env: gym.Env) -> None:
-        self.truth.remember(opening, env.case)
+        self.truth.remember(opening, (env.case, info.get("single_turn_step")))
 
     def __call__(self, messages: Sequence[Message]) -> str:
-        truth = self.truth.recall(messages)
+        truth, step = self.truth.recall(messages)
         turn = sum(m["role"] == "assistant" for m in messages)
         if self.family == "inquiry":
             return inquiry_reply(truth, turn, turn_budget(messages))
         if self.family == "workup":
-            return workup_reply(truth, turn)
+            return workup_reply(truth, turn if step is None else int(step) if step.isdigit() else len(truth.key_exams))
         return ExpertToolPolicy(truth)(messages)
 
 

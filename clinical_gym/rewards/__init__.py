@@ -16,6 +16,7 @@ from clinical_gym.rewards.icd10_lookup import icd10_category, resolve_icd10
 from clinical_gym.rewards.llm_judge import (
     PERCENT_PER_POINT,
     LLMDiagnosisJudge,
+    LLMOutcomeJudge,
     LLMTurnJudge,
     parse_semantic_score,
     parse_turn_scores,
@@ -24,7 +25,8 @@ from clinical_gym.rewards.text_match import word_f1
 
 __all__ = [
     "DIMENSIONS", "OUTCOME_SCORES", "PERCENT_PER_POINT",
-    "DiagnosisMatch", "DoctorAgentRLRewards", "DoctorR1Penalties", "LLMDiagnosisJudge", "LLMTurnJudge", "Outcome",
+    "DiagnosisMatch", "DoctorAgentRLRewards", "DoctorR1Penalties", "LLMDiagnosisJudge", "LLMOutcomeJudge",
+    "LLMTurnJudge", "Outcome",
     "accuracy_reward", "icd10_category", "match_diagnosis", "outcome_reward", "parse_semantic_score",
     "parse_turn_scores", "process_reward", "resolve_icd10", "split_answer", "validate_scores", "word_f1",
 ]

@@ -3,6 +3,7 @@
 * :class:`LLMTurnJudge`: Doctor-R1's Consultation Evaluator (App. H), eight integer scores in [-5, 5] per doctor
   turn, the input of :func:`~clinical_gym.rewards.doctor_r1.process_reward`.
 * :class:`LLMDiagnosisJudge`: DoctorAgent-RL's semantic match judge (Fig. 9), 0-5, reported x20 on a 0-100 scale.
+* :class:`LLMOutcomeJudge`: Doctor-R1's outcome grade (correct / partially / wrong) by the reward model.
 
 Replies are parsed tolerantly. An unparsable reply is retried once, with the parse error shown to the judge;
 a second failure raises :class:`~clinical_gym.llm.base.LLMError` (never a silent score of 0).
@@ -160,7 +161,7 @@ def parse_semantic_score(reply: str) -> int:
     return min(5, max(0, value))
 
 
-def _ask(client: LLMClient, messages: list[dict[str, str]], parse: Callable[[str], T], *,
+def ask_judge(client: LLMClient, messages: list[dict[str, str]], parse: Callable[[str], T], *,
          max_tokens: int, seed: int | None, what: str) -> T:
     """Call the judge and parse its reply; retry once on an unparsable reply, showing it the error."""
     reply = client.chat(messages, max_tokens=max_tokens, temperature=0.0, seed=seed)
@@ -207,7 +208,7 @@ class LLMTurnJudge:
 
         Raises LLMError when the client fails or the judge's reply is unparsable twice.
         """
-        return _ask(self.client, self.messages(history, doctor_turn, case_summary), parse_turn_scores,
+        return ask_judge(self.client, self.messages(history, doctor_turn, case_summary), parse_turn_scores,
                     max_tokens=self.max_tokens, seed=self.seed, what="turn judge")
 
 
@@ -231,5 +232,58 @@ class LLMDiagnosisJudge:
             return 0
         reference = gold_diagnosis.name if isinstance(gold_diagnosis, Diagnosis) else gold_diagnosis
         prompt = DIAGNOSIS_JUDGE_PROMPT.format(candidate=answer.strip(), reference=reference)
-        return _ask(self.client, [{"role": "user", "content": prompt}], parse_semantic_score,
+        return ask_judge(self.client, [{"role": "user", "content": prompt}], parse_semantic_score,
                     max_tokens=self.max_tokens, seed=self.seed, what="diagnosis judge")
+
+
+OUTCOME_JUDGE_PROMPT = """You grade the final answer of a doctor who has just finished a consultation, against the \
+case's ground truth.
+
+Ground truth:
+{ground_truth}
+
+The doctor's final answer:
+{answer}
+
+Grade it as one of:
+- correct: the primary diagnosis (or the recommendation's diagnosis) matches the ground truth;
+- partially correct: reasonable but not the primary diagnosis, e.g. a correct differential diagnosis with the most \
+likely one missed, or a correct but incomplete recommendation;
+- incorrect: medically wrong or unrelated to the patient's condition.
+
+First reason briefly, then give the grade: <think> your reasoning </think><answer> correct | partially correct | \
+incorrect </answer>"""
+"""Doctor-R1's outcome grading (§3.2, App. B.1: 1.0 correct, 0.5 partially correct, 0.0 incorrect, a reasoning
+trace before the grade), asked of the reward model."""
+
+_GRADE = re.compile(r"\b(partially(?:\s+correct)?|incorrect|wrong|correct)\b", re.I)
+
+
+def parse_outcome_grade(reply: str) -> str:
+    """"correct", "partially" or "wrong" from an outcome judge's reply: the last grade inside ``<answer>``, else the
+    last grade outside ``<think>``. ValueError when there is none."""
+    found = re.search(r"<answer>(.*?)(?:</answer>|$)", reply, flags=re.I | re.S)
+    text = found.group(1) if found else re.sub(r"<think>.*?</think>", " ", reply, flags=re.I | re.S)
+    grades = _GRADE.findall(text)
+    if not grades:
+        raise ValueError("no grade (correct, partially correct, incorrect) found")
+    word = grades[-1].lower()
+    return "partially" if word.startswith("partially") else "correct" if word == "correct" else "wrong"
+
+
+class LLMOutcomeJudge:
+    """Doctor-R1's outcome judge: grades the final diagnosis and recommendation correct / partially / wrong against
+    the case's ground truth. Keeps no per-episode state; raises ``LLMError`` when the client fails or its reply has
+    no grade twice."""
+
+    def __init__(self, client: LLMClient, *, max_tokens: int = 512, seed: int | None = None) -> None:
+        self.client = client
+        self.max_tokens = max_tokens
+        self.seed = seed
+
+    def grade(self, diagnosis: str, recommendation: str, ground_truth: str) -> str:
+        """"correct", "partially" or "wrong"."""
+        answer = f"Diagnosis: {diagnosis.strip() or '(none)'}\nRecommendation: {recommendation.strip() or '(none)'}"
+        prompt = OUTCOME_JUDGE_PROMPT.format(ground_truth=ground_truth, answer=answer)
+        return ask_judge(self.client, [{"role": "user", "content": prompt}], parse_outcome_grade,
+                         max_tokens=self.max_tokens, seed=self.seed, what="outcome judge")

@@ -12,7 +12,8 @@ of a step into its reward and reports them in ``info["reward_components"]``.
   what rules can score honestly: new information gathered (+1 new fact, +0.5 pertinent negative, 0 nothing
   new, -1 refused or unanswerable) and red-flag screening (+1 for the first question about a red-flag
   symptom), mixed as clip(0.6 * information + 0.4 * screening, -1, 1). Safety, empathy, reasoning and
-  accuracy are not scored by rules.
+  accuracy are not scored by rules. The outcome is graded by the judge when there is one (Doctor-R1's reward model
+  grades correct / partially / wrong; ``outcome["rule_result"]`` keeps the rule match), else by the rule match.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from typing import Any
 from clinical_gym.cases import Case
 from clinical_gym.llm.base import LLMClient
 from clinical_gym.rewards import (
-    DoctorAgentRLRewards, DoctorR1Penalties, LLMTurnJudge, accuracy_reward, match_diagnosis, outcome_reward,
-    process_reward, word_f1,
+    DoctorAgentRLRewards, DoctorR1Penalties, LLMOutcomeJudge, LLMTurnJudge, accuracy_reward, match_diagnosis,
+    outcome_reward, process_reward, word_f1,
 )
 from clinical_gym.domains.inquiry.patient import PatientReply
 from clinical_gym.domains.inquiry.questions import analyze_question
@@ -109,6 +110,7 @@ class DoctorR1Preset:
 
     def __post_init__(self) -> None:
         self._llm_judge = LLMTurnJudge(self.judge) if self.judge is not None else None
+        self._outcome_judge = LLMOutcomeJudge(self.judge) if self.judge is not None else None
 
     def invalid_format(self) -> dict[str, float]:
         return {"format": self.penalties.format_invalid}
@@ -125,6 +127,10 @@ class DoctorR1Preset:
         return {"process": self._process(ctx)}
 
     def final(self, ctx: TurnContext, outcome: dict[str, Any]) -> dict[str, float]:
+        if self._outcome_judge is not None:  # Doctor-R1: the reward model grades the outcome (updates ``outcome``)
+            grade = self._outcome_judge.grade(outcome["diagnosis"], outcome["recommendation"], case_summary(ctx.case))
+            outcome.update(rule_result=outcome["result"], result=grade, success=grade == "correct",
+                           match_reason="graded by the LLM judge")
         parts = {"outcome": outcome_reward(outcome["result"])}
         if self._llm_judge is not None:
             parts["process"] = self._process(ctx)

@@ -530,6 +530,27 @@ class Catalogue:
         found = self._key_neighbours.nearest(query, _NEAR_EDITS, not_a_word_apart)
         return self._despaced[found][1] if found is not None else None
 
+    def names_in(self, phrase: str) -> tuple[list[Exam], tuple[str, ...]]:
+        """The exams a phrase names by an exact name, alias or component name (its normalised words, longest names
+        first, not overlapping), in order, and the phrase's words that name none ("measures tsh and free t4" ->
+        TSH, Free T4 and ("measures",)). No typo correction: a phrase is not a request."""
+        words = exam_words(phrase)
+        found: list[Exam] = []
+        rest: list[str] = []
+        i = 0
+        while i < len(words):
+            for size in range(min(_MAX_FUZZY_WORDS, len(words) - i), 0, -1):
+                key = " ".join(words[i:i + size])
+                hit = self._exact.get(key) or self._components.get(key)
+                if hit is not None:
+                    found.append(hit.exam)
+                    i += size
+                    break
+            else:
+                rest.append(words[i])
+                i += 1
+        return found, tuple(rest)
+
     def suggest(self, name: str, k: int = 3) -> list[str]:
         """The canonical names of the ``k`` exams whose names are closest to ``name`` (for "unknown exam" replies)."""
         query = " ".join(exam_words(name)) or name.strip().lower()
