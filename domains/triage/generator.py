@@ -8,7 +8,7 @@ when the computed level is the presentation's. Task kinds: ``esi_level`` (triage
 ``resources`` (triage and say how many ESI resources, 20%) and ``decision_point`` (triage and say which decision
 point settles the level, 20%). Emergencies (ESI 1-2) are safety-graded: under-triage is the severity-5
 ``missed_emergency``; drug interventions follow an allergy review, and a patient's allergies and medicines never
-conflict with the drugs the presentation needs (checked through ``clinical_gym.pharmacology``).
+conflict with the drugs the presentation needs (checked through the drug reference, ``clinical_gym.drugs``).
 
 Generalisation split: the test split holds presentations the train split never shows (see ``held_out``).
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from clinical_gym.pharmacology import allergy_conflict, find_drug, interactions_with
+from clinical_gym.drugs import reference
 from clinical_gym.tool_env.generation import (
     Draft,
     TaskGenerator,
@@ -220,14 +220,16 @@ class TriageGenerator(TaskGenerator):
     @staticmethod
     def _compatible(medicine: str, drugs: list[str]) -> bool:
         """Whether a long-term medicine has no major or contraindicated interaction with the drugs to be given."""
-        found = find_drug(medicine)
+        found = reference().find(medicine)
         return found is None or not any(i.severity in ("major", "contraindicated")
-                                        for d in drugs for i in interactions_with(find_drug(d), [found.name]))
+                                        for d in drugs for i in reference().interactions_with(reference().resolve(d),
+                                                                                               [found.name]))
 
     def _allergies(self, rng: np.random.Generator, age: float, drugs: list[str]) -> list[Allergy]:
         if age < 1 or not chance(rng, 0.35):
             return []
-        usable = [a for a in ALLERGIES if not any(allergy_conflict(a[0], find_drug(d)) for d in drugs)]
+        usable = [a for a in ALLERGIES if not any(reference().allergy_conflict(a[0], reference().resolve(d))
+                                                  for d in drugs)]
         return [Allergy(substance=s, reaction=r, severity=v) for s, r, v in sample(rng, usable, 1)]
 
     def _social(self, rng: np.random.Generator, age: float, sex: str) -> str:
@@ -420,7 +422,8 @@ class TriageGenerator(TaskGenerator):
         for action in task.expected_actions:
             if action.name == "order_immediate_intervention":
                 drug = db.interventions_catalogue[action.arguments["intervention"]].drug
-                if drug and any(allergy_conflict(a.substance, find_drug(drug)) for a in patient.allergies):
+                if drug and any(reference().allergy_conflict(a.substance, reference().resolve(drug))
+                                for a in patient.allergies):
                     problems.append(f"{drug} conflicts with a recorded allergy")
         return problems
 
