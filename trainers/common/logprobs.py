@@ -12,12 +12,21 @@ CHUNK_ROWS = 2048  # vocabulary-wide softmax rows reduced at once, to bound floa
 
 def token_logprobs(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_mask: torch.Tensor,
                    temperature: float = 1.0, model_inputs: Mapping[str, torch.Tensor] | None = None) -> torch.Tensor:
+    """See ``token_logprobs_and_entropy``; the log-probabilities only."""
+    return token_logprobs_and_entropy(model, input_ids, attention_mask, loss_mask, temperature, model_inputs)[0]
+
+
+def token_logprobs_and_entropy(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                               loss_mask: torch.Tensor, temperature: float = 1.0,
+                               model_inputs: Mapping[str, torch.Tensor] | None = None, *,
+                               entropy: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``out[b, t] = log p(input_ids[b, t+1] | input_ids[b, :t+1])`` under ``model`` with logits divided by
     ``temperature`` (the sampling distribution), where ``loss_mask[b, t]`` is set; 0 elsewhere. Shape
     [batch, length - 1], right padding expected. Only the masked positions are projected onto the vocabulary. The
     result is connected to the model's graph even when the mask is empty (every process runs its backward pass).
     ``model_inputs`` go to the forward pass too (a vision-language model's pixels; floating tensors in the model's
-    dtype)."""
+    dtype). With ``entropy`` the second result is the entropy of the (temperature-scaled) policy at the same
+    positions, differentiable (the entropy bonus); else None."""
     wanted = loss_mask.bool()
     keep = torch.zeros_like(input_ids, dtype=torch.bool)
     keep[:, :-1] = wanted
@@ -27,12 +36,16 @@ def token_logprobs(model: Any, input_ids: torch.Tensor, attention_mask: torch.Te
         extra = {k: v.to(dtype) if v.is_floating_point() else v for k, v in model_inputs.items()}
     logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep,
                    **extra).logits  # [n, vocab]
-    picked, _ = logprobs_from_logits(logits, input_ids[:, 1:][wanted], temperature)
+    picked, row_entropy = logprobs_from_logits(logits, input_ids[:, 1:][wanted], temperature, entropy=entropy,
+                                               entropy_grad=entropy)
     out = torch.zeros(loss_mask.shape, dtype=torch.float, device=input_ids.device)
-    if picked.numel():
-        out[wanted] = picked
-        return out
-    return out + 0.0 * logits.sum()  # no generated token here: still part of the graph, so backward() works
+    entropies = torch.zeros_like(out) if entropy else None
+    if not picked.numel():  # no generated token here: still part of the graph, so backward() works
+        return out + 0.0 * logits.sum(), entropies
+    out[wanted] = picked
+    if entropies is not None:
+        entropies[wanted] = row_entropy
+    return out, entropies
 
 
 def logprobs_from_logits(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0, *,

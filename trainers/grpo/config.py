@@ -21,8 +21,10 @@ class GRPOConfig(TrainerConfig):
         epsilon_low / epsilon_high: the clip range [1 - eps_low, 1 + eps_high] of the ratio (Eq. 3); 0.2 / 0.28
         is DAPO's clip-higher, used by DoctorAgent-RL.
         beta: weight of the k3 KL to the reference (Eq. 4); DoctorAgent-RL's paper uses 0.001, 0 removes it.
-        loss_aggregation: "token-mean" (DAPO), "sequence-mean" (GRPO) or "constant" (Dr. GRPO: divide by
-        groups x G x loss_constant), Eq. 5.
+        entropy_coef: weight of the entropy bonus, - c * H(pi_theta) per generated token aggregated like the
+        surrogate (DoctorAgent-RL, Table 2: 0.001; 0 leaves it out and skips computing the entropy).
+        loss_aggregation: "token-mean" (DAPO), "sequence-mean" (GRPO, DoctorAgent-RL's per-sequence average) or
+        "constant" (Dr. GRPO: divide by groups x G x loss_constant), Eq. 5.
         loss_constant: the Dr. GRPO normaliser in tokens per sequence (default: max_episode_tokens).
         num_iterations: mu, passes over each batch; num_minibatches: optimizer steps per pass. Any value above 1
         makes later updates off-policy, so the ratio differs from 1 and the clip acts.
@@ -46,6 +48,7 @@ class GRPOConfig(TrainerConfig):
     epsilon_low: float = option("lower clip range of the ratio", default=0.2)
     epsilon_high: float = option("upper clip range of the ratio (DAPO clip-higher)", default=0.28)
     beta: float = option("KL coefficient (k3 estimator); 0 disables the KL term", default=0.001)
+    entropy_coef: float = option("weight of the entropy bonus (DoctorAgent-RL: 0.001); 0 disables it", default=0.0)
     loss_aggregation: str = option("how token losses are averaged (Eq. 5)", AGGREGATIONS, default="token-mean")
     loss_constant: int | None = option("Dr. GRPO normaliser in tokens (none: max_episode_tokens)", default=None)
     num_iterations: int = option("mu: passes over each batch", default=1)
@@ -76,6 +79,8 @@ class GRPOConfig(TrainerConfig):
                              f"{self.epsilon_high}")
         if self.beta < 0 or self.advantage_epsilon <= 0:
             raise ValueError("beta must be >= 0 and advantage_epsilon > 0")
+        if self.entropy_coef < 0:
+            raise ValueError(f"entropy_coef must be >= 0 (a bonus for entropy), got {self.entropy_coef}")
         if self.loss_aggregation not in AGGREGATIONS:
             raise ValueError(f"loss_aggregation must be one of {', '.join(AGGREGATIONS)}; "
                              f"got {self.loss_aggregation!r}")

@@ -28,7 +28,7 @@ from clinical_gym.trainers.common.checkpoint import latest_checkpoint, load_chec
 from clinical_gym.trainers.common.config_cli import module_main
 from clinical_gym.trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
 from clinical_gym.trainers.common.length_reward import cosine_length_rewards, cosine_reward_from
-from clinical_gym.trainers.common.logprobs import token_logprobs
+from clinical_gym.trainers.common.logprobs import token_logprobs, token_logprobs_and_entropy
 from clinical_gym.trainers.common.losses import k3_kl, token_weights
 from clinical_gym.trainers.common.metrics_log import MetricsLog
 from clinical_gym.trainers.common.model import Reference, eval_mode, load_model, prepare_model
@@ -65,8 +65,10 @@ def valid_episodes(groups: Sequence[Sequence[Trajectory]]) -> torch.Tensor:
 
 
 def grpo_token_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, ref_logprobs: torch.Tensor | None,
-                    advantages: torch.Tensor, cfg: GRPOConfig) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Per-token loss [N, T] (to be aggregated with Eq. 5 weights) and per-token diagnostics."""
+                    advantages: torch.Tensor, cfg: GRPOConfig,
+                    entropy: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Per-token loss [N, T] (to be aggregated with Eq. 5 weights) and per-token diagnostics; ``entropy`` [N, T],
+    the policy's entropy at each token, adds the entropy bonus when ``cfg.entropy_coef`` > 0."""
     # Eq. 2: importance ratio  ρ_t = π_θ(o_t | q, o_<t) / π_θ_old(o_t | q, o_<t)
     ratio = torch.exp(logprobs - old_logprobs)
     advantage = advantages[:, None]
@@ -81,6 +83,11 @@ def grpo_token_loss(logprobs: torch.Tensor, old_logprobs: torch.Tensor, ref_logp
         parts["kl"] = kl.detach()
         if cfg.beta > 0:
             loss = loss + cfg.beta * kl
+    if entropy is not None:
+        # entropy bonus  − c · H_t,  H_t = −Σ_v π_θ(v | q, o_<t) log π_θ(v | q, o_<t)  (DoctorAgent-RL: c = 0.001)
+        parts["entropy"] = entropy.detach()
+        if cfg.entropy_coef > 0:
+            loss = loss - cfg.entropy_coef * entropy
     return loss, parts
 
 
@@ -170,10 +177,11 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
                 rows = list(range(start, min(start + cfg.micro_batch_size, len(minibatch))))
                 micro = minibatch.select(rows)
                 mask = micro.loss_mask
-                logprobs = token_logprobs(model, micro.input_ids, micro.attention_mask, mask, cfg.temperature,
-                                          micro.model_inputs())
+                logprobs, entropy = token_logprobs_and_entropy(
+                    model, micro.input_ids, micro.attention_mask, mask, cfg.temperature, micro.model_inputs(),
+                    entropy=cfg.entropy_coef > 0)
                 old = micro.old_logprobs if micro.old_logprobs is not None else logprobs.detach()
-                per_token, parts = grpo_token_loss(logprobs, old, micro.ref_logprobs, micro.advantages, cfg)
+                per_token, parts = grpo_token_loss(logprobs, old, micro.ref_logprobs, micro.advantages, cfg, entropy)
                 # DDP averages gradients over processes; the weights already divide by the global total
                 policy_loss = (per_token * weights[rows, :mask.shape[1]]).sum() * accelerator.num_processes
                 loss = policy_loss
@@ -196,6 +204,7 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
             "losses/kl_ref": sums["kl"] / tokens if batch.ref_logprobs is not None else float("nan"),
             "losses/clip_fraction": sums["clipped"] / tokens,
             "losses/ratio_mean": sums["ratio"] / tokens,
+            "losses/entropy": sums["entropy"] / tokens if cfg.entropy_coef > 0 else float("nan"),
             "losses/grad_norm": float(np.mean(grad_norms)),
             "rollout/logprob_gap": sums["gap"] * cfg.num_iterations / tokens}
 
