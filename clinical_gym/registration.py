@@ -16,6 +16,13 @@ class EnvInfo:
     family: str
     description: str
 
+    @property
+    def domain(self) -> str:
+        """The ``clinical_gym.domains`` package the environment lives in (``triage``, ``pathways``, ...)."""
+        module = self.entry_point.split(":")[0]
+        prefix = "clinical_gym.domains."
+        return module[len(prefix):].split(".")[0] if module.startswith(prefix) else ""
+
 
 ENVIRONMENTS: tuple[EnvInfo, ...] = (
     EnvInfo("ClinicalInquiry-v0", "clinical_gym.domains.inquiry.environment:ClinicalInquiryEnv", "inquiry",

@@ -59,10 +59,15 @@ def test_docs_domains_md_is_generated_from_the_code(rows):
         "docs/domains.md is stale: run clinical-gym tools docs --out docs/domains.md"
 
 
-def test_domains_resolve_by_id_name_or_folder():
-    first = tool_envs()[0]
-    folder = first.entry_point.split(":")[0].split(".")[1]
-    assert resolve_domain(first.id) == resolve_domain(first.id.split("-v")[0].lower()) == resolve_domain(folder)
+@pytest.mark.parametrize("env_id", [e.id for e in tool_envs()])
+def test_domains_resolve_by_id_name_or_folder(env_id):
+    info = next(e for e in tool_envs() if e.id == env_id)
+    assert info.domain and f"clinical_gym.domains.{info.domain}." in info.entry_point
+    assert resolve_domain(env_id) == resolve_domain(env_id.split("-v")[0].lower()) == resolve_domain(info.domain) \
+        == info
+
+
+def test_unknown_domain_is_a_one_line_error():
     with pytest.raises(ValueError, match="unknown tool domain 'nowhere'; tool environments: "):
         resolve_domain("nowhere")
 

@@ -60,8 +60,7 @@ def resolve_domain(name: str) -> EnvInfo:
     """A tool environment by id (``Triage-v0``), by id without version, or by domain folder (``triage``)."""
     wanted = name.lower().replace("_", "").replace("-", "")
     for info in tool_envs():
-        folder = info.entry_point.split(":")[0].split(".")[1]
-        if wanted in (info.id.lower().replace("-", ""), info.id.split("-v")[0].lower(), folder.replace("_", "")):
+        if wanted in (info.id.lower().replace("-", ""), info.id.split("-v")[0].lower(), info.domain.replace("_", "")):
             return info
     raise ValueError(f"unknown tool domain {name!r}; tool environments: {', '.join(e.id for e in tool_envs())}")
 

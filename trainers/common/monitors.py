@@ -79,8 +79,6 @@ def env_metrics(trajectories: Sequence[Trajectory], domain: str) -> dict[str, fl
 def env_domain(env_id: str) -> str:
     """The ``clinical_gym.domains`` package of a registered clinical-gym id (``ClinicalInquiry-v0`` -> ``inquiry``,
     ``Triage-v0`` -> ``triage``), else the id's name without its version."""
-    packages: Mapping[str, str] = {e.id: e.entry_point.split(":")[0] for e in ENVIRONMENTS}
     name = env_id.split(":")[-1]
-    module = packages.get(name, "")
-    prefix = "clinical_gym.domains."
-    return module[len(prefix):].split(".")[0] if module.startswith(prefix) else name.rsplit("-v", 1)[0]
+    domain = next((e.domain for e in ENVIRONMENTS if e.id == name), "")
+    return domain or name.rsplit("-v", 1)[0]
