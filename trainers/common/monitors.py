@@ -8,7 +8,7 @@ learning signal), KL to the reference drifting, clip fraction and grad norm (upd
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
