@@ -62,3 +62,53 @@ def test_outcome_grades_are_read_from_the_answer():
     assert parse_outcome_grade("<answer>correct</answer>") == "correct"
     with pytest.raises(ValueError):
         parse_outcome_grade("<answer>unsure</answer>")
+
+
+def test_doctoragent_rl_patient_prompt_is_one_fresh_prompt_per_question():
+    replies = ["<think>symptom only</think><answer>It started yesterday around my belly button.</answer>",
+               "<think>unrelated</think><answer>Sorry, I cannot answer this question.</answer>",
+               "<answer>Sorry, you've already asked this question.</answer>"]
+    with serve([("ok", r) for r in replies]) as url:
+        client = OpenAICompatClient(base_url=url, model="patient", timeout=2, max_retries=0)
+        env = gym.make("ClinicalInquiry-v0", patient=client, patient_prompt="doctoragent_rl")
+        env.reset(seed=0, options={"case_id": APPENDIX})
+        obs, r1, *_, info1 = env.step(q("When did the pain start?"))
+        _, r2, *_, info2 = env.step(q("What is your favourite film?"))
+        _, r3, *_, info3 = env.step(q("Where does it hurt?"))
+        sent = [req.body["messages"] for req in url.requests]
+    assert obs.startswith("It started yesterday around my belly button.") and "<think>" not in obs
+    assert (info1["reply_kind"], r1) == ("answered", 1.0)
+    assert (info2["reply_kind"], r2) == ("refused", -2.0)
+    assert (info3["reply_kind"], r3) == ("repeated", -2.0)
+    assert all(len(m) == 1 and m[0]["role"] == "user" for m in sent)  # no chat history: one prompt per question
+    last = sent[-1][0]["content"]
+    assert "1. When did the pain start?\n2. What is your favourite film?" in last
+    assert "The doctor's current question:\nWhere does it hurt?" in last
+    assert "appendicitis" not in last.lower() and "Sorry, you've already asked this question." in last
+
+
+def test_patient_prompt_is_checked():
+    with pytest.raises(ValueError, match="patient_prompt"):
+        gym.make("ClinicalInquiry-v0", patient_prompt="soap-opera")
+
+
+def test_forced_final_diagnosis_gives_one_more_turn_instead_of_minus_five():
+    env = gym.make("ClinicalInquiry-v0", turn_budget=2, force_final_diagnosis=True)
+    env.reset(seed=0, options={"case_id": APPENDIX})
+    env.step(q("When did it start?"))
+    obs, r, terminated, _, info = env.step(q("Any fever?"))
+    assert not terminated and "Give your final diagnosis" in obs and "over_budget" not in info["reward_components"]
+    _, r, terminated, _, info = env.step(dx("Acute appendicitis", "Appendectomy"))
+    assert terminated and info["outcome"]["result"] == "correct" and info["outcome"]["success"] is True
+    plain = gym.make("ClinicalInquiry-v0", turn_budget=2)
+    plain.reset(seed=0, options={"case_id": APPENDIX})
+    plain.step(q("When did it start?"))
+    _, r, terminated, _, info = plain.step(q("Any fever?"))
+    assert terminated and info["reward_components"]["over_budget"] == -5.0 and info["outcome"]["result"] == "wrong"
+
+
+def test_success_means_a_correct_diagnosis_whatever_the_recommendation():
+    env = gym.make("ClinicalInquiry-v0")
+    env.reset(seed=0, options={"case_id": APPENDIX})
+    _, r, *_, info = env.step(dx("Acute appendicitis", "Rest at home and drink fluids"))
+    assert info["outcome"]["result"] == "correct" and info["outcome"]["success"] is True and r < 10

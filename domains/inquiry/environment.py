@@ -13,7 +13,7 @@ from clinical_gym.llm import SPECS, llm_setting
 from clinical_gym.llm.base import LLMClient, LLMError
 from clinical_gym.parsing import DoctorAction, parse_doctor_action
 from clinical_gym.domains.inquiry.patient import Patient, PatientReply, RuleBasedPatient
-from clinical_gym.domains.inquiry.patient_llm import LLMPatient
+from clinical_gym.domains.inquiry.patient_llm import PATIENT_PROMPTS, LLMPatient
 from clinical_gym.domains.inquiry.presets import TurnContext, final_outcome, make_preset
 from clinical_gym.domains.inquiry.prompts import DOCTOR_SYSTEM_PROMPT, FORMAT_HINT, TESTS_ADDENDUM
 from clinical_gym.domains.workup.catalogue import load_catalogue
@@ -64,6 +64,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
     ## Arguments
     ``gym.make("ClinicalInquiry-v0", cases="library", split=None | "train" | "test" | "all",
     patient="rules" | "rules:unsure" | "openai:MODEL" | "transformers:PATH" | Patient | LLMClient, reward="doctoragent_rl",
+    patient_prompt="clinical_gym" | "doctoragent_rl" (the LLM patient's prompt: ours, or DoctorAgent-RL's Fig. 13),
     reward_config=None, judge=None | "openai:MODEL" | "transformers:PATH" | LLMClient (``doctor_r1`` only),
     turn_budget=10 | "dynamic" | (lo, hi),
     allow_tests=False, force_final_diagnosis=False, experience=None, experience_config=None, render_mode=None)``;
@@ -75,7 +76,8 @@ class ClinicalInquiryEnv(ClinicalEnv):
     """
 
     def __init__(self, cases: str | Sequence[Case] | None = None, split: str | None = None, *,
-                 patient: str | Patient | LLMClient = "rules", reward: str = "doctoragent_rl",
+                 patient: str | Patient | LLMClient = "rules", patient_prompt: str = "clinical_gym",
+                 reward: str = "doctoragent_rl",
                  reward_config: dict[str, Any] | None = None, judge: str | LLMClient | None = None,
                  turn_budget: int | str | tuple[int, int] = 10, allow_tests: bool = False,
                  force_final_diagnosis: bool = False, experience: ExperienceSource | None = None,
@@ -84,7 +86,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
         if isinstance(experience_config, dict):
             experience_config = InjectionConfig(**experience_config)
         self.experience = None if experience is None else ExperienceInjector(experience, experience_config)
-        self.patient = _make_patient(patient)
+        self.patient = _make_patient(patient, patient_prompt)
         judge = llm_setting(judge, "judge")
         if judge is not None and reward != "doctor_r1":
             raise ValueError(f"judge is used only by reward='doctor_r1' (Doctor-R1's turn judge); reward={reward!r} "
@@ -232,7 +234,9 @@ def find_exam_result(case: Case, request: str) -> str | None:
     return f"{hit.label}:\n{hit.text}"
 
 
-def _make_patient(patient: str | Patient | LLMClient) -> Patient:
+def _make_patient(patient: str | Patient | LLMClient, prompt: str = "clinical_gym") -> Patient:
+    if prompt not in PATIENT_PROMPTS:
+        raise ValueError(f"patient_prompt must be one of {', '.join(PATIENT_PROMPTS)}, got {prompt!r}")
     if patient == "rules":
         return RuleBasedPatient()
     if isinstance(patient, str) and patient.startswith("rules:"):  # "rules:unsure": what it says to unrecorded events
@@ -242,7 +246,7 @@ def _make_patient(patient: str | Patient | LLMClient) -> Patient:
     client = llm_setting(patient, "patient", also="'rules', 'rules:unsure', a Patient, ")
     if client is None:
         raise ValueError(f"patient must not be None; use 'rules', a Patient, {SPECS}")
-    return LLMPatient(client)
+    return LLMPatient(client, prompt=prompt)
 
 
 def _budget_range(turn_budget: int | str | tuple[int, int]) -> tuple[int, int]:

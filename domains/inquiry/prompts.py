@@ -45,3 +45,40 @@ def patient_system_prompt(case: Case) -> str:
     rules = "\n".join(f"- {r}" for r in p.disclosure_rules)
     return PATIENT_SYSTEM_PROMPT.format(profile=patient_profile(case), emotion=p.emotion, language=p.language,
                                         cognitive="forgetful" if p.cognitive == "forgetful" else "normal", rules=rules)
+
+
+DOCTORAGENT_RL_PATIENT_PROMPT = """You are interacting with a doctor.
+
+How to answer:
+Answer each medical question in one short sentence that describes only your symptoms; never mention a diagnosis or \
+a recommendation.
+If the question is unrelated to your chief complaint, say: "Sorry, I cannot answer this question."
+If the question repeats one already asked, say: "Sorry, you've already asked this question."
+
+Your chief complaint:
+{description}
+
+The doctor's questions so far:
+{history}
+
+The doctor's current question:
+{question}
+
+Reply in this format: <think>[your reasoning]</think><answer>[your reply]</answer>"""
+"""DoctorAgent-RL's patient prompt (Fig. 13): a fresh single-turn prompt each question, with the hidden enhanced
+description, the earlier questions and the current one; the reply is the ``<answer>`` part."""
+
+
+def enhanced_description(case: Case) -> str:
+    """DoctorAgent-RL's hidden "enhanced description" (Fig. 12), built from the case instead of by an LLM: the
+    self-report, everything the patient can tell, and the examination findings that support it, in one paragraph,
+    never the diagnosis."""
+    d = case.demographics
+    parts = [f"{case.self_report} ({d.sex}, {d.age} years old).", *(f.text for f in case.history)]
+    parts += [f"On examination ({system}): {finding}" for system, finding in case.physical_exam.items()]
+    return " ".join(p.strip() for p in parts if p.strip())
+
+
+def doctoragent_rl_patient_prompt(description: str, questions: list[str], question: str) -> str:
+    history = "\n".join(f"{i}. {q}" for i, q in enumerate(questions, 1)) or "(none)"
+    return DOCTORAGENT_RL_PATIENT_PROMPT.format(description=description, history=history, question=question)
