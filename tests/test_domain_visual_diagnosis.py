@@ -187,3 +187,12 @@ def test_every_study_image_renders(env):
         kinds.setdefault(study.kind, image.size)
         assert image.width >= 500 and np.asarray(image.convert("L")).std() > 10  # not blank
     assert len(kinds) >= 4
+
+
+def test_gym_make_takes_generated_tasks():
+    import gymnasium as gym
+
+    made = gym.make("VisualDiagnosis-v0", tasks="generated:4", split="test", task_seed=2, knowledge=None).unwrapped
+    assert len(made.tasks) == 4 and {t.split for t in made.tasks} == {"test"}
+    _, info = made.reset(options={"task_id": made.tasks[0].id})
+    assert len(info["images"]) == 1 and made.db.studies[gen.study_of(made.tasks[0])].layout == "alternate"

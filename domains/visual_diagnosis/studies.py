@@ -4,6 +4,7 @@ Neither the measurements nor the description name the diagnosis."""
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any
 
@@ -65,7 +66,17 @@ def strip_of(study: Study, lead: str) -> Study:
 
 # -- measurements ------------------------------------------------------------------------------------------------
 def measurements(study: Study) -> dict[str, Any]:
-    """What the machine prints for the study (intervals, CTG analysis, spirometry results, audiometric thresholds)."""
+    """What the machine prints for the study (intervals, CTG analysis, spirometry results, audiometric thresholds);
+    computed once per process (a copy is returned)."""
+    return json.loads(_measurements(study.model_dump_json()))
+
+
+@lru_cache(maxsize=1024)
+def _measurements(study_json: str) -> str:
+    return json.dumps(_measure(Study.model_validate_json(study_json)))
+
+
+def _measure(study: Study) -> dict[str, Any]:
     if study.ecg is not None:
         return ecg_rhythms.measurements(study.ecg)
     if study.ctg is not None:
@@ -85,7 +96,13 @@ def measurements(study: Study) -> dict[str, Any]:
 
 # -- what a reader dictates ---------------------------------------------------------------------------------------
 def describe(study: Study) -> str:
-    """The reader's description of the image (findings, no diagnosis)."""
+    """The reader's description of the image (findings, no diagnosis); computed once per process."""
+    return _describe(study.model_dump_json())
+
+
+@lru_cache(maxsize=1024)
+def _describe(study_json: str) -> str:
+    study = Study.model_validate_json(study_json)
     if study.ecg is not None:
         return describe_ecg(study.ecg, study.lead if study.kind == "rhythm_strip" else None)
     if study.ctg is not None:
