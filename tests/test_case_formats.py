@@ -410,3 +410,12 @@ def test_medqa_presenting_complaints_from_the_common_phrasings(opening, self_rep
     cases, problems = read_hf_rows([row])
     assert not problems and cases[0].self_report == self_report
     assert [f.text for f in cases[0].history][: len(facts)] == facts and all(f.present for f in cases[0].history[: len(facts)])
+
+
+def test_cases_show_prints_images_and_rubrics():
+    from clinical_gym.cli.cases import render_case
+
+    nejm = load(FIXTURES / "agentclinic_nejm.jsonl")[0]["agentclinic_nejm-1"]
+    assert "Images: https://images.example.org/image-challenge/ic-001.jpg" in render_case(nejm)
+    stemi = load(FIXTURES / "diagbench.json")[0]["db-002"]
+    assert "Rubrics (4):\n  [10] Obtains an ECG within 10 minutes of arrival" in render_case(stemi)

@@ -60,6 +60,8 @@ def render_case(case: Case) -> str:
         for t in case.tests:
             lines.append(f"  {t.name} ({t.category}):")
             lines.extend(f"    {line}" for line in format_test_result(t).splitlines())
+    if case.images:
+        lines.append(f"Images: {', '.join(case.images)}")
     if case.key_exams:
         lines.append(f"Key exams: {', '.join(case.key_exams)}")
     synonyms = f"; also called {', '.join(case.diagnosis.synonyms)}" if case.diagnosis.synonyms else ""
@@ -68,6 +70,9 @@ def render_case(case: Case) -> str:
         lines.append(f"Differential: {', '.join(case.differential)}")
     if case.recommendation:
         lines.append(f"Recommendation: {case.recommendation}")
+    if case.rubrics:
+        lines.append(f"Rubrics ({len(case.rubrics)}):")
+        lines.extend(f"  [{r.points:g}] {r.criterion}" for r in case.rubrics)
     p = case.persona
     withheld = f"; withholds {', '.join(p.withheld)}" if p.withheld else ""
     lines.append(f"Persona: {p.emotion}, {p.language} language, {p.cognitive} memory{withheld}")

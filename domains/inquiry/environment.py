@@ -243,7 +243,7 @@ def _make_patient(patient: str | Patient | LLMClient, prompt: str = "clinical_gy
         return RuleBasedPatient(unknown_answer=patient.partition(":")[2])
     if not isinstance(patient, str) and hasattr(patient, "reply") and hasattr(patient, "reset"):
         return patient
-    client = llm_setting(patient, "patient", also="'rules', 'rules:unsure', a Patient, ")
+    client = llm_setting(patient, "patient", also="'rules', a Patient, ")
     if client is None:
         raise ValueError(f"patient must not be None; use 'rules', a Patient, {SPECS}")
     return LLMPatient(client, prompt=prompt)
