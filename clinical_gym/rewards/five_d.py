@@ -10,7 +10,9 @@ Dimensions, each in [0, 1]:
 
 * accuracy: exact option match for multiple choice; for open answers the best mean of ROUGE-1 F1 and BLEU-1
   against the gold answer and its aliases (``clinical_gym.rewards.overlap``). No answer: 0.
-* process: 0.6·coverage + 0.2·diversity + 0.2·thoroughness.
+* process: 0.6·coverage + 0.2·diversity + 0.2·thoroughness; for a task with process rubric items (``Task.rubrics``)
+  0.7·rubric + 0.3·that (the paper's 70% rubric weight), rubric being the weighted share of the items' points met
+  (``clinical_gym.rewards.rubric``; items graded by their rule or the assertion judge, ungraded ones left out).
   coverage: the share of expected actions matched, each by a distinct successful call whose compared arguments
   match (1.0 when the basis has no ACTION or the task expects none);
   diversity: distinct successful call signatures (name + arguments) / all tool calls, failed and repeated ones
@@ -41,8 +43,9 @@ from clinical_gym.rewards.assertions import AssertionVerdict, LLMAssertionJudge,
 from clinical_gym.rewards.coherence import CoherenceResult, chosen_option, score_coherence
 from clinical_gym.rewards.episode import CallRecord, EpisodeRecord
 from clinical_gym.rewards.overlap import open_answer_score
+from clinical_gym.rewards.rubric import RubricVerdict, weighted_rubric_score
 from clinical_gym.rewards.safety import Violation, detect_violations, safety_score
-from clinical_gym.tool_env.tasks import RewardBasis
+from clinical_gym.tool_env.tasks import Assertion, RewardBasis
 from clinical_gym.tools import ToolKind
 
 DIMENSIONS = ("accuracy", "process", "safety", "format", "coherence", "assertions")
@@ -68,6 +71,7 @@ class FiveDConfig:
     > Process and outcome
 
     ``coverage_share``, ``diversity_share``, ``thoroughness_share``: the process mix (0.6 / 0.2 / 0.2).
+    ``rubric_share``: the process rubric's weight within process when a task has rubric items (0.7).
     ``correct_at`` / ``partial_at``: accuracy needed for outcome "correct" / "partially".
     ``incomplete_format_cap``: the format score's ceiling without a clear final answer (0.5).
 
@@ -90,6 +94,7 @@ class FiveDConfig:
     coverage_share: float = 0.6
     diversity_share: float = 0.2
     thoroughness_share: float = 0.2
+    rubric_share: float = 0.7
     correct_at: float = 0.8
     partial_at: float = 0.4
     incomplete_format_cap: float = 0.5
@@ -102,6 +107,8 @@ class FiveDConfig:
         shares = self.coverage_share + self.diversity_share + self.thoroughness_share
         if abs(shares - 1.0) > 1e-9:
             raise ValueError(f"coverage_share + diversity_share + thoroughness_share must be 1, got {shares}")
+        if not 0 <= self.rubric_share <= 1:
+            raise ValueError(f"rubric_share must be in [0, 1], got {self.rubric_share}")
         if set(self.severity_penalties) != {1, 2, 3, 4, 5}:
             raise ValueError("severity_penalties needs one penalty for each severity 1..5")
         if not 0 <= self.partial_at <= self.correct_at <= 1:
@@ -126,6 +133,8 @@ class ProcessScore(BaseModel):
     thoroughness: float
     matched_actions: list[str]
     missed_actions: list[str]
+    rubric: float | None = None
+    """The weighted rubric score that entered ``score`` (None: the task has no rubric item graded)."""
 
 
 class FiveDResult(BaseModel):
@@ -142,6 +151,8 @@ class FiveDResult(BaseModel):
     coherence: CoherenceResult
     assertions: list[AssertionVerdict]
     violations: list[Violation]
+    rubric: list[AssertionVerdict] = []
+    """The verdicts on the task's process rubric items (``passed`` is "met")."""
 
 
 class FiveDReward:
@@ -154,7 +165,12 @@ class FiveDReward:
     def evaluate(self, record: EpisodeRecord) -> FiveDResult:
         cfg = self.config
         accuracy = score_accuracy(record)
-        process = score_process(record, cfg)
+        task = record.task
+        rubric = grade_assertions([Assertion(text=r.criterion, rule=r.rule) for r in task.rubrics], record,
+                                  self.judge) if task.rubrics else []
+        rubric_score = weighted_rubric_score(
+            RubricVerdict(r.criterion, r.points, v.passed, v.method) for r, v in zip(task.rubrics, rubric))
+        process = score_process(record, cfg, rubric_score)
         violations = detect_violations(record)
         coherence = score_coherence(record)
         verdicts = grade_assertions(record.task.assertions, record, self.judge) \
@@ -169,7 +185,7 @@ class FiveDReward:
         components = ({"accuracy": accuracy} if cfg.sparse else self._combine(scores, violations))
         return FiveDResult(total=sum(components.values()), components=components, scores=scores,
                            result=_result(record, accuracy, cfg), process=process, coherence=coherence,
-                           assertions=verdicts, violations=violations)
+                           assertions=verdicts, violations=violations, rubric=rubric)
 
     def _combine(self, scores: dict[str, float | None], violations: list[Violation]) -> dict[str, float]:
         cfg = self.config
@@ -196,8 +212,9 @@ def score_accuracy(record: EpisodeRecord) -> float:
     return open_answer_score(answer.answer, [task.answer, *task.answer_aliases])
 
 
-def score_process(record: EpisodeRecord, cfg: FiveDConfig) -> ProcessScore:
-    """Coverage of expected actions, diversity of calls, thoroughness of information gathering."""
+def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None = None) -> ProcessScore:
+    """Coverage of expected actions, diversity of calls, thoroughness of information gathering; mixed with the
+    weighted rubric score ``rubric`` (``cfg.rubric_share`` of it) when the task's rubric items were graded."""
     task = record.task
     calls = [c for c in record.calls if c.kind is not ToolKind.SUBMIT]
     ok_by_name: dict[str, list[CallRecord]] = {}  # successful calls by tool, in call order
@@ -222,8 +239,10 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig) -> ProcessScore:
     targets = {a.name for a in task.expected_actions if kinds.get(a.name) in _GATHERING}
     thoroughness = min(1.0, len(gathered) / max(1, len(targets)))
     score = cfg.coverage_share * coverage + cfg.diversity_share * diversity + cfg.thoroughness_share * thoroughness
+    if rubric is not None:  # App. A.5: the rubric weighs 70% of process when a task has one
+        score = (1 - cfg.rubric_share) * score + cfg.rubric_share * rubric
     return ProcessScore(score=score, coverage=coverage, diversity=diversity, thoroughness=thoroughness,
-                        matched_actions=matched, missed_actions=missed)
+                        matched_actions=matched, missed_actions=missed, rubric=rubric)
 
 
 _GATHERING = (ToolKind.READ, ToolKind.THINK)

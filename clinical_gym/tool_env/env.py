@@ -333,7 +333,7 @@ class ToolDomainEnv(ClinicalEnv):
     def _judge_failed(self, graded: FiveDResult, obs: str) -> tuple[str, float, bool, bool, dict[str, Any]] | None:
         """The truncated step that ends an episode whose LLM judge failed on an assertion (the grade would be
         incomplete, so the episode counts for nothing), or None when every assertion was graded or left out."""
-        failures = [v.error for v in graded.assertions if v.error]
+        failures = [v.error for v in (*graded.assertions, *graded.rubric) if v.error]
         if not failures:
             return None
         message = f"the assertion judge failed on {len(failures)} assertion(s): {failures[0]}"
@@ -361,10 +361,11 @@ class ToolDomainEnv(ClinicalEnv):
             "gold_answer": task.answer,
             "gold_option_text": task.options[task.answer] if task.options else None,
             "scores": graded.scores,
-            "process": graded.process.model_dump(),
+            "process": graded.process.model_dump(exclude_none=True),  # "rubric" only for tasks with one
             "coherence": graded.coherence.checks,
             "assertions": [v.model_dump() for v in graded.assertions],
-            "grader_errors": sum(1 for v in graded.assertions if v.error),
+            "grader_errors": sum(1 for v in (*graded.assertions, *graded.rubric) if v.error),
+            **({"rubric": [v.model_dump() for v in graded.rubric]} if task.rubrics else {}),
             "violations": [v.model_dump() for v in graded.violations],
             "violation_names": [v.name for v in graded.violations],
             "tool_calls": [{"name": c.name, "arguments": c.arguments, "ok": c.ok, "error_kind": c.error_kind,

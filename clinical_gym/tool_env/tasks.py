@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from clinical_gym.cases.loading import ALL, SPLITS, split_of
-from clinical_gym.cases.schema import normalize
+from clinical_gym.cases.schema import Rubric, normalize
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -162,6 +162,14 @@ class Assertion(_Model):
     rule: Rule | None = None
 
 
+class RubricItem(Rubric):
+    """A process rubric item (Healthcare AI GYM, App. A.5: required elements, required tools, forbidden elements):
+    the ``criterion`` and its ``points`` (``Rubric``'s 0-10 importance, negative for a penalty), with a ``rule``
+    that checks it without an LLM (else the assertion judge grades it, or it is left out)."""
+
+    rule: Rule | None = None
+
+
 class RewardBasis(str, enum.Enum):
     """Which reference parts score the episode: ACTION (expected calls, for process coverage) and NL_ASSERTION
     (the assertions dimension)."""
@@ -223,6 +231,7 @@ class Task(_Model):
     patient_id: str | None = None
     expected_actions: list[ExpectedAction] = Field(default_factory=list)
     assertions: list[Assertion] = Field(default_factory=list)
+    rubrics: list[RubricItem] = Field(default_factory=list)
     reward_basis: list[RewardBasis] = Field(default_factory=lambda: [RewardBasis.ACTION, RewardBasis.NL_ASSERTION],
                                             min_length=1)
     answer: str = Field(min_length=1)

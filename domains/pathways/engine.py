@@ -234,11 +234,13 @@ class PathwayReward(FiveDReward):
         coverage = sum(p.coverage for p in phases) / len(phases) if uses_actions else 1.0
         matched = [a.name for p in phases for a in p.required_actions if a.done] if uses_actions else []
         missed = [a.name for p in phases for a in p.required_actions if not a.done] if uses_actions else []
+        score = (cfg.coverage_share * coverage + cfg.diversity_share * base.process.diversity
+                 + cfg.thoroughness_share * base.process.thoroughness)
+        if base.process.rubric is not None:  # the task's process rubric, as FiveDReward mixes it
+            score = (1 - cfg.rubric_share) * score + cfg.rubric_share * base.process.rubric
         process = ProcessScore(
-            score=cfg.coverage_share * coverage + cfg.diversity_share * base.process.diversity
-            + cfg.thoroughness_share * base.process.thoroughness,
-            coverage=coverage, diversity=base.process.diversity, thoroughness=base.process.thoroughness,
-            matched_actions=matched, missed_actions=missed)
+            score=score, coverage=coverage, diversity=base.process.diversity, thoroughness=base.process.thoroughness,
+            matched_actions=matched, missed_actions=missed, rubric=base.process.rubric)
         assertions = list(base.assertions)
         if task.uses(RewardBasis.NL_ASSERTION):
             assertions += [AssertionVerdict(text=f"The {p.title} phase finished within its time limit "
@@ -251,4 +253,4 @@ class PathwayReward(FiveDReward):
         components = dict(base.components) if cfg.sparse else self._combine(scores, base.violations)
         return PathwayResult(total=sum(components.values()), components=components, scores=scores,
                              result=base.result, process=process, coherence=base.coherence, assertions=assertions,
-                             violations=base.violations, phases=phases)
+                             violations=base.violations, rubric=base.rubric, phases=phases)
