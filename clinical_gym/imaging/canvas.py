@@ -1,6 +1,5 @@
-"""A drawing surface in millimetres, the unit of every chart paper (ECG and CTG grids, chart axes), rendered with
-Pillow: drawn at ``supersample`` times the output resolution and downsampled, so traces are anti-aliased; saved as
-a palette PNG (small and fast to encode)."""
+"""A drawing surface in millimetres, the unit of every chart paper (ECG and CTG grids, chart axes), drawn with Pillow
+on a palette image at ``px_per_mm`` pixels per millimetre and saved as a PNG (small and fast to encode)."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ WHITE: Colour = (255, 255, 255)
 GRID_MINOR: Colour = (250, 200, 200)
 GRID_MAJOR: Colour = (235, 140, 140)
 PX_PER_MM = 5.0
-PNG_COLOURS = 64
 
 
 @lru_cache(maxsize=64)
@@ -29,13 +27,15 @@ class Canvas:
     """``width_mm`` x ``height_mm`` of white paper at ``px_per_mm`` output pixels per millimetre. Coordinates are
     millimetres from the top-left corner."""
 
-    def __init__(self, width_mm: float, height_mm: float, px_per_mm: float = PX_PER_MM, supersample: int = 1,
+    def __init__(self, width_mm: float, height_mm: float, px_per_mm: float = PX_PER_MM,
                  background: Colour = WHITE) -> None:
         self.width_mm, self.height_mm = width_mm, height_mm
         self.px_per_mm = px_per_mm
-        self.scale = px_per_mm * supersample
-        self.supersample = supersample
-        self.image = Image.new("RGB", (round(width_mm * self.scale), round(height_mm * self.scale)), background)
+        self.scale = px_per_mm
+        # A palette image: every colour drawn gets a palette entry, so the PNG needs no quantizing (drawing and
+        # encoding a 12-lead page takes milliseconds); lines and text are not anti-aliased.
+        self.image = Image.new("P", (round(width_mm * self.scale), round(height_mm * self.scale)), 0)
+        self.image.putpalette(list(background))
         self.draw = ImageDraw.Draw(self.image)
 
     def copy(self) -> Canvas:
@@ -111,10 +111,9 @@ class Canvas:
             raise ValueError(f"unknown marker {symbol!r}")
 
     def png(self) -> bytes:
-        """The page downsampled to the output resolution, as a palette PNG."""
-        out = self.image.reduce(self.supersample) if self.supersample > 1 else self.image  # box filter: anti-aliased
+        """The page as a palette PNG."""
         buffer = io.BytesIO()
-        out.quantize(PNG_COLOURS, method=Image.Quantize.FASTOCTREE).save(buffer, format="PNG", optimize=False)
+        self.image.save(buffer, format="PNG", optimize=False)
         return buffer.getvalue()
 
 
