@@ -81,7 +81,7 @@ class PathwayPatient(_Model):
     available from the start, ``pending_results`` (by clinical-diagnosis catalogue test name) what ordering a test
     returns; ``notes`` are the clinical notes (examination findings, operation notes, ward notes)."""
 
-    patient_id: str = Field(pattern=r"^[A-Z]{2}\d{2}$")
+    patient_id: str = Field(pattern=r"^[A-Z]{2}\d{2,7}$")
     name: str = Field(min_length=1)
     age_years: int = Field(ge=0, le=120)
     age_days: int | None = Field(default=None, ge=0, le=365)

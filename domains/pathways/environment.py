@@ -175,13 +175,15 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
     """
 
     can_document = True
+    task_generator = "clinical_gym.domains.pathways.generator:PathwayGenerator"
 
     def __init__(self, db: PathwayDB | None = None, tasks: Sequence[PathwayTask | Mapping[str, Any]] | None = None,
                  split: str | None = None, *, max_turns: int = DEFAULT_MAX_TURNS,
-                 pathways: Mapping[str, PathwaySpec] | None = None, **kwargs: Any) -> None:
+                 pathways: Mapping[str, PathwaySpec] | None = None, task_seed: int | None = None,
+                 **kwargs: Any) -> None:
         self.pathways = dict(pathways if pathways is not None else get_pathways())
         self.protocols = bundled_protocols()
-        tasks, db = tasks_argument(tasks, db, type(self))
+        tasks, db = tasks_argument(tasks, db, type(self), split=split, seed=task_seed)
         resolved = None if tasks is None else [self._resolve(t) for t in tasks]
         super().__init__(db, resolved, split, max_turns=max_turns, **kwargs)
         self.reward_fn = PathwayReward(self.reward_fn.config, self.reward_fn.judge)

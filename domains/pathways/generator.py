@@ -1,0 +1,513 @@
+"""The ClinicalPathway task generator: suspected-sepsis journeys (``sepsis_bundle``: triage, the one-hour bundle, the
+source, medicines and disposition) composed from the wave-1 domains' generators and rules, over one generated
+patient record that every phase's toolkit reads.
+
+* Triage: the arriving patient is made by the Triage generator (``TriageGenerator.patient``) from its sepsis
+  presentations (septic shock, ESI 1; fever with new confusion, ESI 2) with the source of infection fixed; the ESI
+  level is computed from the pathway's triage view by ``domains/triage/esi.py`` and the patient kept only when it is
+  the presentation's. Lactate at the bedside, the sepsis code, the level.
+* Bundle (NICE NG51): allergies and medicines reviewed, blood cultures before the first antibiotic, bloods, the
+  source's first-choice intravenous antibiotic unless the record rules it out, then the next: the choice is the
+  ClinicalDiagnosis generator's ``blocked`` (allergy, major or contraindicated interaction, a renal band to avoid,
+  read through the drug reference), its dose fitted to the renal band (``fitted``); a 500 mL crystalloid bolus.
+* Source: the clinical notes and the test that shows the source; the diagnosis recorded; septic shock is escalated
+  to intensive care, a biliary source for drainage.
+* Medicines and disposition: every long-term medicine the sick-day rules withhold in sepsis with hypoperfusion or
+  acute kidney injury (ACE inhibitors, angiotensin receptor blockers, diuretics, metformin, SGLT2 inhibitors, NSAIDs;
+  NICE NG148 and the MHRA's metformin advice), and in septic shock every blood-pressure-lowering medicine, is
+  withheld; the others continue. Septic shock goes to intensive care, the others to a medical ward.
+
+The renal results (creatinine with its CKD-EPI 2021 eGFR) come back when the bundle's bloods are ordered.
+Generalisation split: the test split holds sources the train split never shows (skin and soft tissue, biliary);
+train holds urinary and chest sources.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+from dataclasses import dataclass
+from types import SimpleNamespace
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from clinical_gym.drugs import reference
+from clinical_gym.drugs.units import ckd_epi_egfr
+from clinical_gym.tool_env.generation import Draft, GeneratedTasks, TaskGenerator, Wording, between, chance, pick, sample
+from clinical_gym.tool_env.tasks import Task
+from clinical_gym.domains.clinical_diagnosis.environment import bundled_db as chart_db
+from clinical_gym.domains.clinical_diagnosis.generator import ClinicalDiagnosisGenerator, Regimen
+from clinical_gym.domains.drug_interaction.environment import bundled_db as medicines_db
+from clinical_gym.domains.drug_interaction.generator import creatinine_for, recommends_allergen
+from clinical_gym.domains.pathways.data_model import (
+    Arrival,
+    LabResult,
+    Medication,
+    PathwayDB,
+    PathwayPatient,
+    PathwaySource,
+    triage_view,
+)
+from clinical_gym.domains.pathways.environment import bundled_db, get_pathways
+from clinical_gym.domains.pathways.phases import PathwayTask, Phase
+from clinical_gym.domains.records import Allergy, Note
+from clinical_gym.domains.triage.data_model import Patient as TriagePatient
+from clinical_gym.domains.triage.environment import bundled_db as triage_db
+from clinical_gym.domains.triage.esi import esi_decision
+from clinical_gym.domains.triage.generator import TriageGenerator
+from clinical_gym.domains.triage.presentations import PRESENTATIONS
+
+PATHWAY = "sepsis_bundle"
+SICK_DAY_CLASSES = ("ace_inhibitor", "arb", "diuretic", "biguanide", "sglt2_inhibitor", "nsaid")
+BP_LOWERING_CLASSES = ("ccb_dhp", "ccb_non_dhp", "beta_blocker", "nitrate", "antihypertensive")  # held in shock
+CLOCK_MINUTES = 10 * 60  # the pathway clock, 10:00
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source of sepsis: how the patient describes it, what shows it, the diagnosis, and the antibiotics in order
+    of preference (each an intravenous regimen unless said otherwise)."""
+
+    key: str
+    pool: str
+    phrases: tuple[str, ...]
+    finding: tuple[str, ...]
+    test: str
+    result: str
+    diagnosis: tuple[str, str]  # (sepsis, septic shock)
+    aliases: tuple[tuple[str, ...], tuple[str, ...]]
+    icd10: str
+    regimens: tuple[Regimen, ...]
+
+
+SOURCES: tuple[Source, ...] = (
+    Source("urinary", "train", ("burning urine", "smelly urine and back pain", "burning on passing urine"),
+           ("Tender {side} renal angle; suprapubic tenderness.", "{side_cap} loin tenderness; chest clear."),
+           "Urine culture", "Escherichia coli more than 100,000 CFU/mL, sensitive to ceftriaxone and aztreonam.",
+           ("Urosepsis from acute pyelonephritis", "Septic shock from acute pyelonephritis"),
+           (("Sepsis secondary to acute pyelonephritis", "Acute pyelonephritis with sepsis"),
+            ("Septic shock secondary to acute pyelonephritis", "Urosepsis with septic shock")), "N10",
+           (Regimen("ceftriaxone", 2, "g", "daily", "intravenous"), Regimen("aztreonam", 2, "g", "q8h", "intravenous"))),
+    Source("chest", "train", ("a productive cough", "a cough with green sputum", "a new cough and breathlessness"),
+           ("Bronchial breathing at the {side} base.", "Coarse crackles at the {side} base; dull to percussion."),
+           "Chest X-ray", "Dense consolidation of the {side} lower lobe.",
+           ("Sepsis from community-acquired pneumonia", "Septic shock from community-acquired pneumonia"),
+           (("Community-acquired pneumonia with sepsis", "Severe community-acquired pneumonia"),
+            ("Community-acquired pneumonia with septic shock",)), "J18.9",
+           (Regimen("co-amoxiclav", 1.2, "g", "q8h", "intravenous"),
+            Regimen("clarithromycin", 500, "mg", "bid", "intravenous"), Regimen("doxycycline", 100, "mg", "bid"))),
+    Source("skin", "test", ("a red, hot leg", "a spreading red swelling of the shin"),
+           ("Hot, tender erythema of the {side} shin spreading above the knee.",
+            "Spreading {side} lower-leg cellulitis with a weeping graze."),
+           "Wound swab", "Streptococcus pyogenes, sensitive to flucloxacillin and clindamycin.",
+           ("Sepsis from lower-limb cellulitis", "Septic shock from lower-limb cellulitis"),
+           (("Cellulitis with sepsis", "Lower-limb cellulitis with sepsis"), ("Cellulitis with septic shock",)),
+           "L03.11", (Regimen("flucloxacillin", 2, "g", "qid", "intravenous"),
+                      Regimen("clarithromycin", 500, "mg", "bid", "intravenous"),
+                      Regimen("clindamycin", 600, "mg", "qid", "intravenous"))),
+    Source("biliary", "test", ("pain under the right ribs and yellow eyes", "upper abdominal pain with rigors"),
+           ("Tender right upper quadrant; jaundiced.", "Jaundiced; right upper quadrant tenderness, no guarding."),
+           "Ultrasound abdomen", "Dilated common bile duct (11 mm) with a distal stone; gallstones.",
+           ("Sepsis from ascending cholangitis", "Septic shock from ascending cholangitis"),
+           (("Ascending cholangitis with sepsis", "Acute cholangitis"), ("Ascending cholangitis with septic shock",)),
+           "K83.0", (Regimen("co-amoxiclav", 1.2, "g", "q8h", "intravenous"),
+                     Regimen("ceftriaxone", 2, "g", "daily", "intravenous"),
+                     Regimen("ciprofloxacin", 400, "mg", "bid", "intravenous"))),
+)
+# Long-term medicines (condition, drug, dose, unit, frequency).
+LONG_TERM: tuple[tuple[str, str, float, str, str], ...] = (
+    ("hypertension", "ramipril", 5, "mg", "daily"), ("hypertension", "losartan", 50, "mg", "daily"),
+    ("hypertension", "amlodipine", 5, "mg", "daily"), ("hypertension", "bendroflumethiazide", 2.5, "mg", "daily"),
+    ("heart failure", "furosemide", 40, "mg", "daily"), ("type 2 diabetes", "metformin", 1000, "mg", "bid"),
+    ("type 2 diabetes", "dapagliflozin", 10, "mg", "daily"), ("hyperlipidaemia", "atorvastatin", 20, "mg", "daily"),
+    ("hyperlipidaemia", "simvastatin", 40, "mg", "daily"), ("hypothyroidism", "levothyroxine", 100, "mcg", "daily"),
+    ("gastro-oesophageal reflux disease", "omeprazole", 20, "mg", "daily"),
+    ("osteoarthritis", "naproxen", 500, "mg", "bid"), ("atrial fibrillation", "apixaban", 5, "mg", "bid"),
+    ("depression", "sertraline", 50, "mg", "daily"), ("atrial fibrillation", "bisoprolol", 5, "mg", "daily"),
+)
+ALLERGIES: tuple[tuple[str, str, str], ...] = (
+    ("penicillin", "anaphylaxis", "life-threatening"), ("penicillin", "widespread rash", "moderate"),
+    ("cephalosporin", "urticaria", "severe"), ("clarithromycin", "angioedema", "severe"),
+    ("co-trimoxazole", "rash", "mild"), ("codeine", "vomiting", "mild"), ("latex", "contact dermatitis", "mild"),
+)
+TICKETS = Wording(
+    sepsis=("{name} ({pid}), {age}, has {complaint}. Take {obj} through the suspected sepsis pathway and submit the "
+            "diagnosis.",
+            "{pid}, {name}, {age}, arrives with {complaint}. Work through the suspected sepsis pathway phase by phase "
+            "and submit the diagnosis at the end.",
+            "Suspected sepsis: {name} ({pid}, {age}) has {complaint}. Triage, run the bundle, find the source, "
+            "reconcile {poss} medicines and decide where {subj} goes; submit the diagnosis."),
+)
+
+
+def _clock(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _pronouns(sex: str) -> dict[str, str]:
+    female = sex == "female"
+    return {"subj": "she" if female else "he", "obj": "her" if female else "him", "poss": "her" if female else "his"}
+
+
+class PathwayGenerator(TaskGenerator):
+    env_id = "ClinicalPathway-v0"
+    id_prefix = "gpw"
+    collections = {"patients": "patient_id"}
+    held_out = ("sources of sepsis the train split never shows: skin and soft tissue (lower-limb cellulitis) and "
+                "biliary (ascending cholangitis); train: urinary and chest")
+
+    @cached_property
+    def triage(self) -> TriageGenerator:
+        return TriageGenerator()
+
+    @cached_property
+    def presentations(self) -> dict[int, Any]:
+        by_key = {p.key: p for p in PRESENTATIONS}
+        return {1: by_key["septic_shock"], 2: by_key["sepsis_confusion"]}
+
+    @cached_property
+    def base(self) -> PathwayDB:
+        return bundled_db()
+
+    @cached_property
+    def spec(self) -> Any:
+        return get_pathways()[PATHWAY]
+
+    @cached_property
+    def phase_specs(self) -> list[dict[str, Any]]:
+        """The journey's phases as ``resolve_task`` merges them with a task's (names, goals, tools, time limits)."""
+        return [phase.model_dump() for phase in self.spec.phases]
+
+    # -- the world -----------------------------------------------------------------------------------------------------
+    def world(self, drafts: Any) -> PathwayDB:
+        """The pathway database over the drafts' patients: the bundled catalogues and added tests, and the triage,
+        chart and medicines views built from the records (``PathwayDB.build``)."""
+        patients = {p.patient_id: p for d in drafts for p in d.records["patients"]}
+        base = self.base
+        source = PathwaySource(clock=base.clock, patients=patients,
+                               extra_tests={k: v for k, v in base.chart.tests.items() if k not in chart_db().tests})
+        return PathwayDB.build(source, triage_db(), chart_db(), medicines_db())
+
+    def generate(self, n: int, seed: int = 0, split: str | None = None) -> GeneratedTasks:
+        """``TaskGenerator.generate`` with the cyclic garbage collector paused: a journey allocates many long-lived
+        records, and full collections over the growing list of drafts cost more than making them (2-2.5 times the
+        time at 2,000 journeys). Nothing generated holds a reference cycle."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return super().generate(n, seed, split)
+        finally:
+            if enabled:
+                gc.enable()
+
+    # -- one task ------------------------------------------------------------------------------------------------------
+    def draft(self, rng: np.random.Generator, index: int, task_id: str, split: str) -> Draft:
+        source = pick(rng, tuple(s for s in SOURCES if s.pool == split))
+        level = int(pick(rng, (1, 2)))
+        pid = f"GS{index:05d}"
+        for _ in range(60):
+            built = self._journey(rng, source, level, pid, task_id)
+            if built is not None:
+                patient, task = built
+                return Draft(task, {"patients": [patient]}, ids=(pid, patient.name))
+        raise RuntimeError(f"{source.key}: no consistent journey after 60 tries")
+
+    def _arrival(self, rng: np.random.Generator, source: Source, level: int, pid: str) -> TriagePatient:
+        """The arriving patient, from the Triage generator's presentation with the source fixed."""
+        pres = self.presentations[level]
+        phrase = pick(rng, source.phrases)
+        fills = {**pres.fills, "source": (phrase,), "source_cap": (phrase[0].upper() + phrase[1:],)}
+        return self.triage.patient(rng, dataclasses.replace(pres, fills=fills), pid)
+
+    def _journey(self, rng: np.random.Generator, source: Source, level: int, pid: str,
+                 task_id: str) -> tuple[PathwayPatient, PathwayTask] | None:
+        arriving = self._arrival(rng, source, level, pid)
+        arrived = CLOCK_MINUTES - int(between(rng, 12, 35))
+        vitals = [v.model_copy(update={"time": _clock(arrived + 4)}) for v in arriving.vitals]
+        side = pick(rng, ("left", "right"))
+        conditions, medications = self._long_term(rng, arriving.age_years)
+        allergies = [Allergy(substance=s, reaction=r, severity=v) for s, r, v in sample(rng, ALLERGIES, 1)] \
+            if chance(rng, 0.45) else []
+        weight = arriving.weight_kg
+        egfr_target = float(between(rng, 18, 70))
+        creatinine = self._creatinine_for(egfr_target, arriving.age_years, arriving.sex)
+        lactate = next(r.value for name, r in arriving.bedside_results.items() if name == "venous lactate")
+        clock_date = self.base.clock[:10]
+        at = f"{clock_date} {_clock(arrived + 20)}"
+        pending = self._pending(rng, source, arriving, creatinine, lactate, at, side)
+        patient = PathwayPatient(
+            patient_id=pid, name=arriving.name, age_years=arriving.age_years, sex=arriving.sex, weight_kg=weight,
+            pregnant=arriving.pregnant, conditions=conditions, social_history=arriving.social_history,
+            allergies=allergies, medications=medications, vitals=vitals,
+            arrival=Arrival(time=_clock(arrived), mode=arriving.arrival_mode, chief_complaint=arriving.chief_complaint,
+                            history=arriving.history, primary_survey=arriving.primary_survey,
+                            red_flags=arriving.red_flags, anticipated_care=arriving.anticipated_care,
+                            bedside_results=arriving.bedside_results),
+            pending_results=pending,
+            notes=[Note(time=f"{clock_date} {_clock(arrived + 15)}", author="ED registrar",
+                        text=f"{pick(rng, source.finding).format(side=side, side_cap=side.capitalize())} "
+                             f"Weight {weight:g} kg.")])
+        decision = esi_decision(triage_db(), TriagePatient.model_validate(triage_view(patient)))
+        if decision.level != level:
+            return None
+        chosen = self._antibiotic(patient, source)
+        if chosen is None:
+            return None
+        regimen, ruled_out = chosen
+        task = self._task(rng, task_id, patient, source, level, regimen, ruled_out, lactate)
+        if self.record_problems(patient) or recommends_allergen(patient.allergies, task.rationale):
+            return None
+        return patient, task
+
+    @staticmethod
+    def _creatinine_for(egfr: float, age: int, sex: str) -> int:
+        return creatinine_for(egfr, "eGFR", age, 70.0, sex)
+
+    def _long_term(self, rng: np.random.Generator, age: int) -> tuple[list[str], list[Medication]]:
+        conditions: list[str] = []
+        medications: list[Medication] = []
+        for condition, drug, dose, unit, frequency in sample(rng, LONG_TERM, int(rng.choice(5, p=[0.1, 0.25, 0.3, 0.25,
+                                                                                                   0.1]))):
+            d = reference().drugs[drug]
+            if any(m.drug == drug or _same_class(d, reference().drugs[m.drug]) for m in medications):
+                continue
+            medications.append(Medication(drug=drug, dose=dose, unit=unit, frequency=frequency, route="oral",
+                                          indication=condition))
+            if condition not in conditions:
+                conditions.append(condition)
+        return conditions, medications
+
+    def _pending(self, rng: np.random.Generator, source: Source, arriving: TriagePatient, creatinine: int,
+                 lactate: float, at: str, side: str) -> dict[str, LabResult]:
+        """What the bundle's and the source's orders return: blood cultures, the renal profile (creatinine with its
+        CKD-EPI 2021 eGFR), the source test (and liver tests for a biliary source); other tests return the
+        catalogue's normal results."""
+        tests = chart_db().tests
+        extra = self.base.chart.tests
+
+        def lab(name: str, value: float) -> LabResult:
+            d = tests[name]
+            return LabResult(test=name, time=at, value=value, unit=d.unit, ref_low=d.ref_low, ref_high=d.ref_high)
+
+        egfr = round(ckd_epi_egfr(arriving.age_years, creatinine, arriving.sex))
+        results = {
+            "Blood cultures": LabResult(test="Blood cultures", time=at, text=pick(rng, (
+                "Gram-negative bacilli in 2 of 2 bottles at 14 hours.", "Gram-positive cocci in chains in 1 of 2 "
+                                                                        "bottles at 16 hours.",
+                "No growth at 48 hours.")) if source.key != "skin" else "Gram-positive cocci in chains at 16 hours."),
+            "Creatinine": lab("Creatinine", creatinine), "eGFR": lab("eGFR", egfr),
+            "Urea": lab("Urea", float(between(rng, 7.0, 16.0, 1))),
+            "Potassium": lab("Potassium", float(between(rng, 3.6, 5.2, 1))),
+            "Sodium": lab("Sodium", float(between(rng, 131, 144))),
+        }
+        definition = extra[source.test]
+        results[source.test] = LabResult(test=source.test, time=at, text=source.result.format(side=side),
+                                         unit=definition.unit)
+        if source.key == "biliary":
+            results["Bilirubin"] = lab("Bilirubin", float(between(rng, 48, 120)))
+            results["ALP"] = lab("ALP", float(between(rng, 260, 640)))
+        return results
+
+    @staticmethod
+    def chart_patient(patient: PathwayPatient) -> SimpleNamespace:
+        """What the prescribing checks (``ClinicalDiagnosisGenerator.blocked`` and ``fitted``) read of the chart
+        view (``chart_view``: allergies, medicine names, results, age, weight, sex), with every result of the
+        encounter resulted, as they are by the time the bundle's bloods are back."""
+        return SimpleNamespace(allergies=patient.allergies, medications=[SimpleNamespace(name=m.drug)
+                                                                         for m in patient.medications],
+                               labs=[*patient.labs, *patient.pending_results.values()], age=patient.age_years,
+                               weight_kg=patient.weight_kg, sex=patient.sex)
+
+    def _antibiotic(self, patient: PathwayPatient, source: Source) -> tuple[Regimen, list[tuple[str, str]]] | None:
+        """The first regimen of the source the record does not rule out (``ClinicalDiagnosisGenerator.blocked``),
+        its dose fitted to the renal band, and the ones ruled out with why; None when all are."""
+        chart = self.chart_patient(patient)
+        ruled_out = []
+        for regimen in source.regimens:
+            why = ClinicalDiagnosisGenerator.blocked(chart, regimen.drug)
+            if why is None:
+                return ClinicalDiagnosisGenerator.fitted(chart, regimen), ruled_out
+            ruled_out.append((regimen.drug, why))
+        return None
+
+    # -- the task ------------------------------------------------------------------------------------------------------
+    def _task(self, rng: np.random.Generator, task_id: str, patient: PathwayPatient, source: Source, level: int,
+              regimen: Regimen, ruled_out: list[tuple[str, str]], lactate: float) -> PathwayTask:
+        pid = patient.patient_id
+        p = {"patient_id": pid}
+        shock = level == 1
+        diagnosis = source.diagnosis[shock]
+        v = patient.vitals[-1]
+        code_reason = (f"suspected infection with systolic {v.systolic_bp} and lactate {lactate:g}" if shock else
+                       f"suspected infection with new confusion and lactate {lactate:g}")
+        triage = [
+            *([{"name": "get_patient_presentation", "arguments": p}] if not shock else []),
+            {"name": "get_vital_signs", "arguments": p},
+            {"name": "perform_bedside_test", "arguments": {**p, "test": "venous lactate"},
+             "compare_args": ["patient_id", "test"]},
+            {"name": "activate_code", "arguments": {**p, "code": "sepsis", "reason": code_reason},
+             "compare_args": ["patient_id", "code"]},
+            {"name": "assign_esi_level", "arguments": {**p, "level": level, "reason": code_reason},
+             "compare_args": ["patient_id", "level"]},
+            {"name": "get_medical_history", "arguments": p}]
+        allergy_text = "; ".join(f"{a.substance} allergy ({a.reaction})" for a in patient.allergies) or "no known " \
+                                                                                                      "drug allergies"
+        withheld = [m for m in patient.medications if m.drug in self.withheld(patient, shock)]
+        rx = {"drug": regimen.drug, "dose": regimen.dose, "unit": regimen.unit, "frequency": regimen.frequency,
+              "route": regimen.route, "indication": f"sepsis from a {source.key} source"}
+        bundle = [
+            {"name": "get_allergies", "arguments": p},
+            {"name": "get_medications", "arguments": p},
+            {"name": "order_lab_test", "arguments": {**p, "test": "Blood cultures"},
+             "compare_args": ["patient_id", "test"]},
+            {"name": "order_lab_test", "arguments": {**p, "test": "Urea and electrolytes"},
+             "compare_args": ["patient_id", "test"]},
+            {"name": "prescribe_medication", "arguments": {**p, **rx}, "compare_args": ["patient_id", "drug"]},
+            {"name": "start_iv_fluids", "arguments": {**p, "fluid": "0.9% sodium chloride", "volume_ml": 500,
+                                                      "duration_minutes": 15, "potassium_mmol_per_l": 0,
+                                                      "indication": f"lactate {lactate:g}"},
+             "compare_args": ["patient_id", "fluid", "volume_ml"]}]
+        egfr = patient.pending_results["eGFR"].value
+        source_phase = [
+            {"name": "get_clinical_notes", "arguments": p},
+            {"name": "order_lab_test", "arguments": {**p, "test": source.test}, "compare_args": ["patient_id", "test"]},
+            {"name": "record_diagnosis", "arguments": {**p, "diagnosis": diagnosis, "icd10": source.icd10}}]
+        if shock:
+            source_phase.append({"name": "escalate_care", "arguments": {
+                **p, "level": "intensive care", "reason": f"septic shock: lactate {lactate:g}, systolic "
+                                                          f"{v.systolic_bp}"}, "compare_args": ["patient_id", "level"]})
+        if source.key == "biliary":
+            source_phase.append({"name": "escalate_care", "arguments": {
+                **p, "level": "specialist referral", "reason": "obstructed common bile duct: urgent biliary drainage"},
+                "compare_args": ["patient_id", "level"]})
+        destination = "intensive care unit" if shock else "medical ward"
+        disposition = [
+            {"name": "get_medication_list", "arguments": p},
+            *({"name": "discontinue_medication", "arguments": {
+                **p, "drug": m.drug, "temporary": True,
+                "reason": f"sepsis with lactate {lactate:g} and eGFR {egfr:g}: sick-day rules"
+                if reference().drugs[m.drug].has(*SICK_DAY_CLASSES) else
+                f"septic shock, systolic {v.systolic_bp}: blood-pressure-lowering medicines held"},
+               "compare_args": ["patient_id", "drug", "temporary"]} for m in withheld),
+            {"name": "set_disposition", "arguments": {**p, "destination": destination,
+                                                      "reason": "septic shock needing organ support" if shock else
+                                                      "intravenous antibiotics and monitoring"},
+             "compare_args": ["patient_id", "destination"]}]
+        for phase in (triage, bundle, source_phase, disposition):
+            for action in phase:
+                action.setdefault("compare_args", ["patient_id"])
+        assertions = {
+            "triage": [{"text": "Lactate is measured at triage", "rule": {"kind": "called", "call": {
+                "name": "perform_bedside_test", "arguments": {"test": "venous lactate"}}}}],
+            "bundle": [{"text": "Blood cultures are taken before the first antibiotic", "rule": {
+                           "kind": "called_before", "first": {"name": "order_lab_test",
+                                                              "arguments": {"test": "Blood cultures"}},
+                           "then": {"name": "prescribe_medication", "arguments": {}}}},
+                       {"text": f"{regimen.drug.capitalize()} is given", "rule": {
+                           "kind": "called", "call": {"name": "prescribe_medication",
+                                                      "arguments": {"drug": regimen.drug}}}},
+                       {"text": "A fluid bolus is given for lactate above 2", "rule": {
+                           "kind": "called", "call": {"name": "start_iv_fluids",
+                                                      "arguments": {"fluid": "0.9% sodium chloride"}}}}],
+            "source": [{"text": f"{source.test} shows the source", "rule": {
+                "kind": "called", "call": {"name": "order_lab_test", "arguments": {"test": source.test}}}}],
+            "disposition": [{"text": f"{m.drug.capitalize()} is withheld", "rule": {
+                "kind": "db_record", "collection": "medicines.discontinuations", "match": {"drug": m.drug}}}
+                for m in withheld] + [{"text": f"Goes to the {destination}", "rule": {
+                    "kind": "db_record", "collection": "dispositions",
+                    "match": {"patient_id": pid, "destination": destination}}}]}
+        handoffs = {
+            "triage": f"{patient.age_years}-year-old, {patient.arrival.chief_complaint.lower()}; pulse "
+                      f"{v.heart_rate}, BP {v.systolic_bp}/{v.diastolic_bp}, lactate {lactate:g}. Sepsis code, "
+                      f"ESI {level}. {allergy_text.capitalize()}.",
+            "bundle": f"Cultures and bloods sent; {regimen.text} {regimen.route} and a 500 mL bolus given. eGFR "
+                      f"{egfr:g}.",
+            "source": f"{diagnosis}." + (" Intensive care involved." if shock else ""),
+            "disposition": ""}
+        phases = [{"required_actions": actions, "assertions": assertions[name], "handoff": handoffs[name]}
+                  for name, actions in zip(("triage", "bundle", "source", "disposition"),
+                                           (triage, bundle, source_phase, disposition))]
+        contraindicated = [d for d, _ in ruled_out]
+        reasons = "; ".join(f"avoid {d} ({why.split(',')[0]})" for d, why in ruled_out)
+        rationale = (f"Suspected infection from a {source.key} source with lactate {lactate:g}"
+                     + (f" and systolic {v.systolic_bp}" if shock else "") + f"; the {source.test.lower()} confirms "
+                     f"the source: {diagnosis}. Cultures, then {regimen.drug} and a fluid bolus within the hour"
+                     + (f"; {reasons}" if reasons else "")
+                     + (f"; {', '.join(m.drug for m in withheld)} withheld." if withheld else "."))
+        ticket = TICKETS.say(rng, "sepsis", name=patient.name, pid=pid, age=patient.age_years,
+                             complaint=patient.arrival.chief_complaint.lower(), **_pronouns(patient.sex))
+        entry = {"id": task_id, "pathway": PATHWAY, "ticket": ticket, "patient_id": pid, "phases": phases,
+                 "answer": diagnosis, "answer_aliases": list(source.aliases[shock]), "rationale": rationale,
+                 "safety": {"emergency": True, "escalate_within_calls": 6, "contraindicated": contraindicated},
+                 "category": "pathway", "tags": ["generated", PATHWAY, source.key, "septic shock" if shock else "sepsis"]}
+        # The phases are validated once and handed to PathwayTask as they are (it derives the expected actions and
+        # assertions from them, and checks they agree), not merged and validated again as resolve_task would.
+        resolved = [Phase.model_validate({**defined, **given}) for defined, given in zip(self.phase_specs, phases,
+                                                                                          strict=True)]
+        return PathwayTask.model_validate({**entry, "pathway_title": self.spec.title, "phases": resolved})
+
+    @staticmethod
+    def withheld(patient: PathwayPatient, shock: bool) -> set[str]:
+        """The long-term medicines to withhold: the sick-day rules' in sepsis with hypoperfusion or acute kidney
+        injury (ACE inhibitors, angiotensin receptor blockers, diuretics, metformin, SGLT2 inhibitors, NSAIDs;
+        NICE NG148, MHRA on metformin and lactic acidosis), and in septic shock every blood-pressure-lowering
+        medicine (Surviving Sepsis Campaign 2021: restore perfusion first)."""
+        classes = SICK_DAY_CLASSES + (BP_LOWERING_CLASSES if shock else ())
+        return {m.drug for m in patient.medications if reference().drugs[m.drug].has(*classes)}
+
+    # -- validation ----------------------------------------------------------------------------------------------------
+    def pool_key(self, task: Task) -> str:
+        return task.tags[2]
+
+    def check(self, task: Task, db: Any) -> list[str]:
+        patient: PathwayPatient = db.patients[task.patient_id]
+        problems = self.record_problems(patient)
+        try:
+            if PathwayTask.model_validate(task.model_dump()) != task:
+                problems.append("the task differs from its validated form")
+        except ValueError as e:
+            problems.append(f"the task does not validate: {str(e).splitlines()[0]}")
+        source = next(s for s in SOURCES if s.key == task.tags[2])
+        level = esi_decision(triage_db(), db.triage.patients[patient.patient_id]).level
+        assigned = [a.arguments["level"] for a in task.expected_actions if a.name == "assign_esi_level"]
+        if assigned != [level]:
+            problems.append(f"assigns ESI {assigned}, the ESI rules give {level}")
+        if task.answer != source.diagnosis[level == 1]:
+            problems.append(f"the answer {task.answer!r} is not the diagnosis for ESI {level}")
+        chosen = self._antibiotic(patient, source)
+        given = [a.arguments for a in task.expected_actions if a.name == "prescribe_medication"]
+        if chosen is None or [g["drug"] for g in given] != [chosen[0].drug] or given[0]["dose"] != chosen[0].dose:
+            problems.append(f"prescribes {given}, the record allows {chosen[0] if chosen else None}")
+        withheld = {a.arguments["drug"] for a in task.expected_actions if a.name == "discontinue_medication"}
+        expected = self.withheld(patient, level == 1)
+        if withheld != expected:
+            problems.append(f"withholds {sorted(withheld)}, the sick-day rules withhold {sorted(expected)}")
+        record = " ".join([*(n.text for n in patient.notes), *(r.text for r in patient.pending_results.values()),
+                           patient.arrival.history if patient.arrival else ""]).lower()
+        if task.answer.lower() in record:
+            problems.append("the record names the diagnosis")
+        return problems
+
+    @staticmethod
+    def record_problems(patient: PathwayPatient) -> list[str]:
+        """Observations in range, creatinine and eGFR consistent (CKD-EPI 2021), no long-term medicine against a
+        recorded allergy."""
+        problems = []
+        for v in patient.vitals:
+            if not (34 <= v.temperature_c <= 42 and 30 <= v.heart_rate <= 200 and 50 <= v.systolic_bp <= 240
+                    and v.diastolic_bp < v.systolic_bp and 70 <= v.spo2 <= 100):
+                problems.append(f"observations out of range: {v}")
+        results = patient.pending_results
+        if abs(ckd_epi_egfr(patient.age_years, results["Creatinine"].value, patient.sex) - results["eGFR"].value) > 1:
+            problems.append("eGFR does not follow from the creatinine")
+        for m in patient.medications:
+            drug = reference().drugs[m.drug]
+            if any(reference().allergy_conflict(a.substance, drug) for a in patient.allergies):
+                problems.append(f"{m.drug} is taken despite a recorded allergy")
+        return problems
+
+
+def _same_class(a: Any, b: Any) -> bool:
+    return any(a.has(t) and b.has(t) for t in ("ace_inhibitor", "arb", "statin", "diuretic", "ssri", "nsaid"))
