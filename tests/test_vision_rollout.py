@@ -152,10 +152,14 @@ def test_grpo_trains_a_vision_language_model(vlm, tmp_path):
     assert max(r["rollout/logprob_gap"] for r in rows) < 1e-4  # rollout and trainer saw the same tokens and pixels
     changed = [k for k, v in model.named_parameters() if "vision_tower" in k and not torch.equal(v, vision_before[k])]
     assert changed  # the loss reached the vision tower through the pixel inputs
-    from transformers import AutoProcessor
+    from clinical_gym.trainers.common.model import load_model
 
     saved = next((tmp_path / "run" / "checkpoints").glob("step-*")) / "model"
-    assert type(AutoProcessor.from_pretrained(saved)).__name__ == "LlavaProcessor"  # saved with the weights
+    loaded, loaded_processor = load_model(GRPOConfig(model=str(saved), env="ColourEnv", dtype="float32"))
+    assert type(loaded).__name__ == "LlavaForConditionalGeneration"  # what --model PATH loads: the VLM, and
+    assert type(loaded_processor).__name__ == "LlavaProcessor"  # the processor saved with the weights
+    name = next(k for k in vision_before if k.endswith("weight"))
+    assert torch.equal(dict(loaded.named_parameters())[name], dict(model.named_parameters())[name])
 
 
 # -- helpers -------------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -12,11 +13,21 @@ import torch
 from clinical_gym.trainers.common.config import TrainerConfig
 from clinical_gym.trainers.common.logprobs import token_logprobs
 
+VISION_PROCESSOR_FILES = ("processor_config.json", "preprocessor_config.json")
+
 
 def load_model(cfg: TrainerConfig) -> tuple[Any, Any]:
-    """Tokenizer and causal LM from ``cfg.model`` (``cfg.gguf_file`` for a GGUF file in that folder)."""
+    """Tokenizer and causal LM from ``cfg.model`` (``cfg.gguf_file`` for a GGUF file in that folder); a folder
+    holding a multimodal processor (``processor_config.json`` or ``preprocessor_config.json``) gives the processor
+    and the vision-language model (``AutoModelForImageTextToText``) instead."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    folder = Path(cfg.model)
+    if not cfg.gguf_file and any((folder / name).is_file() for name in VISION_PROCESSOR_FILES):
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        processor = AutoProcessor.from_pretrained(cfg.model)
+        return AutoModelForImageTextToText.from_pretrained(cfg.model, dtype=getattr(torch, cfg.dtype)), processor
     tokenizer = AutoTokenizer.from_pretrained(cfg.model, gguf_file=cfg.gguf_file)
     model = AutoModelForCausalLM.from_pretrained(cfg.model, gguf_file=cfg.gguf_file, dtype=getattr(torch, cfg.dtype))
     return model, tokenizer
