@@ -3,7 +3,8 @@
 1. Candidates: every stored state scored by ``S = sim(query, state) + alpha * reward`` (Eq. 4); the top
    ``candidates`` (N = 30) kept.
 2. Reranking: a pluggable ``Reranker`` reorders them (default: the similarity of stage 1; the paper uses a
-   cross-encoder, which any callable with the ``Reranker`` signature can be).
+   cross-encoder: ``RetrievalConfig(reranker=FOLDER)`` loads one, ``clinical_gym.experience.rerank``; any callable
+   with the ``Reranker`` signature works too).
 3. Filters (Eq. 5-6): a candidate is dropped when its reward is below ``mean + beta * std`` of the candidates'
    rewards (beta = 1; capped at the best candidate reward, so that the best are kept when most candidates share
    the top reward, as discrete rule rewards often do), or when its state is a near-duplicate (similarity >=
@@ -35,6 +36,8 @@ class RetrievalConfig:
     novelty: tau_novelty; states at least this similar to the query or to a kept experience are dropped (Eq. 6).
     beta: beta_std in the reward threshold mean + beta * std of the candidates' rewards (Eq. 5).
     k: experiences returned.
+    reranker: the folder of a cross-encoder for stage 2 (Doctor-R1: bge-reranker-base; ``CrossEncoderReranker``),
+        None for the stage-1 similarity.
     """
 
     alpha: float = 0.5
@@ -42,6 +45,7 @@ class RetrievalConfig:
     novelty: float = 0.9
     beta: float = 1.0
     k: int = 2
+    reranker: str | None = None
 
     def __post_init__(self) -> None:
         if self.candidates < 1 or self.k < 1:
@@ -105,11 +109,15 @@ class Retriever:
     or BM25 without the embedding extra). Rows other processes add are seen on the next ``retrieve``."""
 
     def __init__(self, store: ExperienceStore, index: ExperienceIndex | None = None,
-                 config: RetrievalConfig | None = None, reranker: Reranker = similarity_reranker) -> None:
+                 config: RetrievalConfig | None = None, reranker: Reranker | None = None) -> None:
         self.store = store
         self.index = index if index is not None else default_index(store)
         self.config = config or RetrievalConfig()
-        self.reranker = reranker
+        if reranker is None and self.config.reranker is not None:
+            from clinical_gym.experience.rerank import CrossEncoderReranker
+
+            reranker = CrossEncoderReranker(self.config.reranker)
+        self.reranker = reranker or similarity_reranker
 
     def retrieve(self, query: str, *, k: int | None = None, exclude_case: str | None = None) -> list[Candidate]:
         """The top ``k`` (default ``config.k``) experiences for ``query``, best first, leaving out those of case
