@@ -147,8 +147,8 @@ def render(params: AudiogramParams, title: str, subtitle: str, combined: bool = 
     """The audiogram (PNG): one chart per ear, or both ears on one chart with ``combined`` (as many clinics print
     them)."""
     canvas = Canvas(230.0 if not combined else 140.0, 130.0, px_per_mm=4.0)
-    canvas.text(10, 4, title, 3.6)
-    canvas.text(10, 10, subtitle, 3.0)
+    canvas.text(10, 3, title, 3.6)
+    canvas.text(10, 8, subtitle, 3.0)
     ears = (("Right ear", params.right_air, params.right_bone, RED, "o", "<"),
             ("Left ear", params.left_air, params.left_bone, BLUE, "x", ">"))
     for i, (ear, air, bone, colour, air_mark, bone_mark) in enumerate(ears):
@@ -159,7 +159,8 @@ def render(params: AudiogramParams, title: str, subtitle: str, combined: bool = 
             axes.frame(FREQUENCIES, range(-10, 121, 10), xlabel="Frequency (Hz)", ylabel="Hearing level (dB HL)",
                        xtick_text=lambda f: f"{f / 1000:g}k" if f >= 1000 else f"{f:g}")
         label = ear if not combined else "Right (red) and left (blue) ears"
-        canvas.text(axes.x + axes.w / 2, 18, label, 3.2, colour if not combined else (20, 20, 20), anchor="mm")
+        canvas.text(axes.x + axes.w / 2, 18 if not combined else 15, label, 3.2,
+                    colour if not combined else (20, 20, 20), anchor="mm")
         xs = np.array(FREQUENCIES, float)
         ys = np.array([air[f] for f in FREQUENCIES], float)
         axes.plot(xs, ys, colour, 0.3)
