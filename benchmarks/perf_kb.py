@@ -4,12 +4,15 @@
 
 For each size a deterministic synthetic corpus (medical-ish vocabulary, Zipf word frequencies, 20-120 words per
 passage, 8 categories) is written to an SQLite FTS5 store; the fast backend (bm25s, numba) is built from that
-store; at 100,000 passages the rank-bm25 index runs side by side. Each backend runs in its own process, so its
-peak RSS delta (peak during build + queries minus RSS before) is its own. Latency is the public ``search()``
-call with k = 5 (query handling, scoring, fetching passages, snippets) on 3-6 term OR queries, after a warm-up.
-Wall-clock figures suffer when other processes share the cores; CPU-time figures (build passages per CPU second,
-CPU p50) show what an idle core gives. Goals: fast backend p50 <= 5 ms at 1M; fast >= 100x faster than rank-bm25 at
-100K; FTS5 build >= 15,000 passages/s. Single thread.
+store and its cache saved (``fast``), then opened from that cache in a new process (``fast-open``: the index is
+memory-mapped, not copied); at 100,000 passages the rank-bm25 index runs side by side. Each backend runs in its own
+process, so its peak RSS delta (peak during build or open + queries minus RSS before) is its own; the absolute
+peak is printed too. Latency is the public ``search()`` call with k = 5 (query handling, scoring, fetching
+passages, snippets) on 3-6 term OR queries, after a warm-up. Wall-clock figures suffer when other processes share
+the cores; CPU-time figures (build passages per CPU second, CPU p50) show what an idle core gives. Goals (one
+``GOAL`` line each at the end): fast backend p50 <= 2 ms at 1M and peak RSS increase under 1.5 GB building and
+opening the 1M index (issue #23); fast >= 100x faster than rank-bm25 at 100K; FTS5 build >= 15,000 passages/s.
+Single thread.
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+
+if __package__ in (None, ""):  # run as a script: the goal lines live next to it
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from goals import print_goal
+else:
+    from clinical_gym.benchmarks.goals import print_goal
 
 PREFIXES = ("cardi", "neur", "hepat", "nephr", "gastr", "pulmon", "derm", "oste", "arthr", "hemat", "endocrin", "immun",
             "onc", "psych", "ophthalm", "ot", "rhin", "laryng", "my", "angi", "lymph", "thromb", "cyt", "path", "pharmac",
@@ -136,14 +145,15 @@ def worker(backend: str, size: int, db: Path, n_queries: int) -> dict:
         index = PassageStore(db)
     else:
         store = PassageStore(db)
-        if backend == "fast":
+        if backend in ("fast", "fast-open"):
             tiny = db.with_name("warm-up.sqlite")
             build_store(synthetic_passages(100, seed=9), tiny)
             FastIndex.build(PassageStore(tiny))  # imports bm25s and numba and compiles them before measuring
             before = _rss_kib()
             _reset_peak()
             t, c = time.perf_counter(), time.process_time()
-            index = FastIndex.build(store)
+            # fast: tokenize, index and save the cache beside the store; fast-open: map that cache (no copy)
+            index = FastIndex.open(store)
         else:
             from clinical_gym.knowledge_base import Passage
 
@@ -155,7 +165,7 @@ def worker(backend: str, size: int, db: Path, n_queries: int) -> dict:
             index = SmallCorpusIndex(passages)
     build_s, build_cpu_s = time.perf_counter() - t, time.process_time() - c
     latency = _latencies(lambda q: index.search(q, K), queries(n_queries))
-    return {"backend": backend, "size": size, "build_s": build_s, "build_per_s": size / build_s, "build_cpu_s": build_cpu_s,
+    return {"backend": backend, "size": size, "build_s": build_s, "peak_rss_mib": _peak_kib() / 1024, "build_per_s": size / build_s, "build_cpu_s": build_cpu_s,
             "build_per_cpu_s": size / build_cpu_s, "peak_rss_delta_mib": (_peak_kib() - before) / 1024, **latency,
             "queries": n_queries}
 
@@ -171,7 +181,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--rank-bm25-queries", type=int, default=30)
-    ap.add_argument("--worker", choices=("fts5", "fast", "rank-bm25"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=("fts5", "fast", "fast-open", "rank-bm25"), help=argparse.SUPPRESS)
     ap.add_argument("--size", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -181,34 +191,38 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} cores); CPU-time "
           "figures are what one idle core would give when other work shares the machine")
     print(f"{'passages':>10} {'backend':<10} {'build s':>8} {'passages/s':>11} {'per CPU s':>10} {'peak RSS Δ MiB':>15} "
-          f"{'p50 ms':>8} {'p99 ms':>8} {'CPU p50':>8}", flush=True)
+          f"{'peak MiB':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU p50':>8}", flush=True)
     results = {}
     with tempfile.TemporaryDirectory(prefix="perf_kb_") as tmp:
         for size in args.sizes:
             db = Path(tmp) / f"synthetic-{size}.sqlite"
-            backends = [("fts5", args.queries), ("fast", args.queries)]
+            backends = [("fts5", args.queries), ("fast", args.queries), ("fast-open", args.queries)]
             if size <= 100_000:
                 backends.append(("rank-bm25", args.rank_bm25_queries))
             for backend, n in backends:
                 r = results[(backend, size)] = run_worker(backend, size, db, n)
                 print(f"{size:>10,} {backend:<10} {r['build_s']:>8.1f} {r['build_per_s']:>11,.0f} {r['build_per_cpu_s']:>10,.0f} "
-                      f"{r['peak_rss_delta_mib']:>15,.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['cpu_p50_ms']:>8.2f}",
+                      f"{r['peak_rss_delta_mib']:>15,.0f} {r['peak_rss_mib']:>9,.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} "
+                      f"{r['cpu_p50_ms']:>8.2f}",
                       flush=True)
     print(f"load average at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print("goals (wall clock; CPU time):")
+    print("goals (the better of wall clock and CPU time, since other work may share the machine):")
     if ("fast", 1_000_000) in results:
-        r = results[("fast", 1_000_000)]
-        print(f"  fast backend p50 at 1M <= 5 ms: {r['p50_ms']:.2f} ms; {r['cpu_p50_ms']:.2f} ms "
-              f"{'PASS' if min(r['p50_ms'], r['cpu_p50_ms']) <= 5 else 'FAIL'}")
+        r, opened = results[("fast", 1_000_000)], results[("fast-open", 1_000_000)]
+        print_goal("fast backend p50 at 1M passages (opened from its cache)",
+                   min(opened["p50_ms"], opened["cpu_p50_ms"]), 2, at_least=False, unit=" ms")
+        print_goal("fast backend peak RSS increase building the 1M index",
+                   r["peak_rss_delta_mib"] * 2**20 / 1e9, 1.5, at_least=False, unit=" GB")
+        print_goal("fast backend peak RSS increase opening the 1M index and searching",
+                   opened["peak_rss_delta_mib"] * 2**20 / 1e9, 1.5, at_least=False, unit=" GB")
     if ("rank-bm25", 100_000) in results:
         slow, fast = results[("rank-bm25", 100_000)], results[("fast", 100_000)]
-        wall, cpu = slow["p50_ms"] / fast["p50_ms"], slow["cpu_p50_ms"] / fast["cpu_p50_ms"]
-        print(f"  fast >= 100x faster than rank-bm25 at 100K (p50): {wall:,.0f}x; {cpu:,.0f}x "
-              f"{'PASS' if max(wall, cpu) >= 100 else 'FAIL'}")
+        print_goal("fast backend speed-up over rank-bm25 at 100K (p50)",
+                   max(slow["p50_ms"] / fast["p50_ms"], slow["cpu_p50_ms"] / fast["cpu_p50_ms"]), 100, unit="x", digits=0)
     fts = [r for (b, _), r in results.items() if b == "fts5"]
-    wall, cpu = min(r["build_per_s"] for r in fts), min(r["build_per_cpu_s"] for r in fts)
-    print(f"  FTS5 build >= 15,000 passages/s (slowest size): {wall:,.0f}/s; {cpu:,.0f}/s "
-          f"{'PASS' if max(wall, cpu) >= 15_000 else 'FAIL'}")
+    print_goal("FTS5 build passages/s (slowest size)",
+               max(min(r["build_per_s"] for r in fts), min(r["build_per_cpu_s"] for r in fts)), 15_000, digits=0)
+
 
 if __name__ == "__main__":
     main()

@@ -41,47 +41,83 @@ def fast_backend_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("bm25s", "numba"))
 
 
-def _tokenize_store(store: PassageStore) -> tuple[np.ndarray, np.ndarray, dict[str, int], np.ndarray, list[str], np.ndarray]:
-    """All passages' stem ids end to end, each passage's offset into them, the stem vocabulary, rowids, category
-    names and each passage's category code."""
-    word_ids: dict[str, int] = {}
-    vocab: dict[str, int] = {}
-    categories: dict[str, int] = {}
-    tokens = array("i")
-    offsets = array("q", [0])
-    rowids = array("q")
-    codes = array("i")
-    for rowid, title, content, category in store.scan():
-        ws = words(f"{title} {content}")
-        for w in set(ws).difference(word_ids):
-            word_ids[w] = vocab.setdefault(stem(w), len(vocab))
-        tokens.extend(map(word_ids.__getitem__, ws))
-        offsets.append(len(tokens))
-        rowids.append(rowid)
-        codes.append(categories.setdefault(category, len(categories)))
-    return (np.frombuffer(tokens, dtype=np.int32), np.frombuffer(offsets, dtype=np.int64), vocab,
-            np.frombuffer(rowids, dtype=np.int64), list(categories), np.frombuffer(codes, dtype=np.int32))
+CHUNK_PASSAGES = 65_536  # passages tokenized and counted at once (their passage numbers fit in uint16)
 
 
-def _score_matrix(tokens: np.ndarray, offsets: np.ndarray, n_vocab: int) -> dict[str, object]:
-    """The term-by-passage BM25 weights in bm25s' CSC layout, computed as FTS5's bm25() does.
+class _Counts:
+    """Term frequencies of a store's passages, gathered chunk by chunk: per chunk the (stem id, passage, count)
+    triples sorted by stem then passage, as int32 / uint16 / uint16 (int32 for a count above 65,535), so memory
+    is about 8 bytes per distinct (stem, passage) pair and never a copy of every token."""
 
-    weight = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen)), idf = ln((N - df + 0.5) / (df + 0.5))
-    floored at 1e-6, so a query's score is the sum of its terms' weights and equals -bm25() of the FTS5 table.
-    """
-    n_docs = len(offsets) - 1
-    lengths = np.diff(offsets)
-    doc_of_token = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    pairs, tf = np.unique(tokens.astype(np.int64) * n_docs + doc_of_token, return_counts=True)
-    term, doc = pairs // n_docs, pairs % n_docs
-    df = np.bincount(term, minlength=n_vocab)
-    idf = np.log((n_docs - df + 0.5) / (df + 0.5))
-    idf[idf <= 0] = 1e-6
-    norm = K1 * (1 - B + B * lengths / max(lengths.mean(), 1e-9))
-    data = idf[term] * tf * (K1 + 1) / (tf + norm[doc])
-    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
-    return {"data": data.astype(np.float32), "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
+    def __init__(self) -> None:
+        self.chunks: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.vocab: dict[str, int] = {}
+        self.word_ids: dict[str, int] = {}
+        self.categories: dict[str, int] = {}
+        self.lengths = array("q")
+        self.rowids = array("q")
+        self.codes = array("i")
+
+    def read(self, store: PassageStore) -> _Counts:
+        tokens, starts = array("i"), array("q", [0])
+        word_ids, vocab = self.word_ids, self.vocab
+        for rowid, title, content, category in store.scan():
+            ws = words(f"{title} {content}")
+            for w in set(ws).difference(word_ids):
+                word_ids[w] = vocab.setdefault(stem(w), len(vocab))
+            tokens.extend(map(word_ids.__getitem__, ws))
+            starts.append(len(tokens))
+            self.lengths.append(len(ws))
+            self.rowids.append(rowid)
+            self.codes.append(self.categories.setdefault(category, len(self.categories)))
+            if len(starts) > CHUNK_PASSAGES:
+                self._count(tokens, starts)
+                tokens, starts = array("i"), array("q", [0])
+        if len(starts) > 1:
+            self._count(tokens, starts)
+        return self
+
+    def _count(self, tokens: array, starts: array) -> None:
+        offsets = np.frombuffer(starts, dtype=np.int64)
+        n = len(offsets) - 1
+        local = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+        pairs, tf = np.unique(np.frombuffer(tokens, dtype=np.int32).astype(np.int64) * n + local, return_counts=True)
+        first = len(self.rowids) - n
+        tf_type = np.uint16 if tf.max(initial=0) <= np.iinfo(np.uint16).max else np.int32
+        self.chunks.append((first, (pairs // n).astype(np.int32), (pairs % n).astype(np.uint16), tf.astype(tf_type)))
+
+    def score_matrix(self) -> dict[str, object]:
+        """The term-by-passage BM25 weights in bm25s' CSC layout, computed as FTS5's bm25() does.
+
+        weight = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen)), idf = ln((N - df + 0.5) / (df + 0.5))
+        floored at 1e-6, so a query's score is the sum of its terms' weights and equals -bm25() of the FTS5 table.
+        Each chunk's weights go straight to their columns (a chunk's passages follow the previous chunk's), and the
+        chunk's counts are released as they are placed.
+        """
+        n_docs, n_vocab = len(self.rowids), len(self.vocab)
+        lengths = np.frombuffer(self.lengths, dtype=np.int64)
+        df = np.zeros(n_vocab, dtype=np.int64)
+        for _, terms, _, _ in self.chunks:
+            df += np.bincount(terms, minlength=n_vocab)
+        idf = np.log((n_docs - df + 0.5) / (df + 0.5))
+        idf[idf <= 0] = 1e-6
+        norm = K1 * (1 - B + B * lengths / max(lengths.mean(), 1e-9))
+        indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        data = np.empty(int(indptr[-1]), dtype=np.float32)
+        indices = np.empty(int(indptr[-1]), dtype=np.int32)
+        cursor = indptr[:-1].copy()
+        while self.chunks:
+            first, terms, local, tf = self.chunks.pop(0)
+            docs = local.astype(np.int64) + first
+            weights = idf[terms] * tf * (K1 + 1) / (tf + norm[docs])
+            present, starts, counts = np.unique(terms, return_index=True, return_counts=True)
+            positions = np.repeat(cursor[present] - starts, counts) + np.arange(len(terms))
+            data[positions] = weights
+            indices[positions] = docs
+            cursor[present] += counts
+            del first, terms, local, tf, docs, weights, positions
+        return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
 
 
 class FastIndex:
@@ -102,13 +138,14 @@ class FastIndex:
         """Tokenize every passage of ``store`` and index it (no cache)."""
         import bm25s
 
-        tokens, offsets, vocab, rowids, categories, codes = _tokenize_store(store)
+        counts = _Counts().read(store)
         retriever = bm25s.BM25(k1=K1, b=B, method="robertson", backend="numba")
-        retriever.scores = _score_matrix(tokens, offsets, len(vocab))
-        retriever.vocab_dict = vocab
-        retriever.unique_token_ids_set = set(vocab.values())
+        retriever.scores = counts.score_matrix()
+        retriever.vocab_dict = counts.vocab
+        retriever.unique_token_ids_set = set(counts.vocab.values())
         retriever.nonoccurrence_array = None
-        return cls(store, retriever, rowids, categories, codes)
+        return cls(store, retriever, np.frombuffer(counts.rowids, dtype=np.int64), list(counts.categories),
+                   np.frombuffer(counts.codes, dtype=np.int32))
 
     @classmethod
     def open(cls, store: PassageStore, cache_dir: str | Path | None = None) -> FastIndex:

@@ -110,6 +110,28 @@ def test_fast_index_len_and_empty_query(db):
     assert isinstance(kb._index, FastIndex) and len(kb._index) == 321
 
 
+def test_an_index_built_in_many_chunks_equals_one_built_in_one(db, monkeypatch):
+    """The build counts passages chunk by chunk and places each chunk's weights in its columns: with 7-passage
+    chunks (46 of them here) every column, weight and ranking is the same as with one chunk."""
+    from clinical_gym.knowledge_base import PassageStore, fast_index
+
+    assert fast_index.CHUNK_PASSAGES <= 2**16  # a chunk's passage numbers are stored as uint16
+    whole = FastIndex.build(PassageStore(db))
+    monkeypatch.setattr(fast_index, "CHUNK_PASSAGES", 7)
+    chunked = FastIndex.build(PassageStore(db))
+    assert fast_index.CHUNK_PASSAGES == 7 and len(chunked) == len(whole) == 321
+    a, b = whole._retriever, chunked._retriever
+    assert a.vocab_dict.keys() == b.vocab_dict.keys()
+    for stem_, i in a.vocab_dict.items():
+        j = b.vocab_dict[stem_]
+        cols_a = slice(a.scores["indptr"][i], a.scores["indptr"][i + 1])
+        cols_b = slice(b.scores["indptr"][j], b.scores["indptr"][j + 1])
+        assert (a.scores["indices"][cols_a] == b.scores["indices"][cols_b]).all()
+        assert (a.scores["data"][cols_a] == b.scores["data"][cols_b]).all()
+    for query in QUERIES:
+        assert chunked.search(query, k=5) == whole.search(query, k=5)
+
+
 def test_fast_backend_is_thread_safe(fast):
     expected = {q: fast.search(q, k=5) for q in QUERIES}
     with ThreadPoolExecutor(max_workers=8) as pool:
