@@ -28,6 +28,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # b
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import sys  # noqa: E402
 import json  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -38,6 +39,12 @@ import numpy as np  # noqa: E402
 
 from clinical_gym.experience import (DenseIndex, Experience, ExperienceStore, MiniLMEncoder, Retriever,  # noqa: E402
                                      embedding_available)
+
+if __package__ in (None, ""):  # run as a script: the goal lines live next to it
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from goals import print_goal  # noqa: E402
+else:
+    from clinical_gym.benchmarks.goals import print_goal  # noqa: E402
 
 GROUP = 8  # GRPO group size of DoctorAgent-RL and Doctor-R1
 SITES = ("chest", "belly", "head", "lower back", "throat", "left knee", "right ear", "pelvis", "neck", "right calf")
@@ -156,10 +163,9 @@ def main() -> None:
               f"{retrieve['p50_ms']} / {retrieve['p95_ms']} ({retrieve['cpu_p50_ms']}) | "
               f"{group['p50_ms']} ({group['cpu_p50_ms']}) |")
     largest = results[-1]["search"]
-    verdicts = [f"{kind} {largest[key]} ms {'met' if largest[key] <= 20 else 'NOT met'}"
-                for kind, key in (("wall", "p50_ms"), ("cpu", "cpu_p50_ms"))]
-    print(f"\ngoal search p50 <= 20 ms at {results[-1]['experiences']:,}: {'; '.join(verdicts)} "
-          f"(wall exceeds cpu when other processes share the core)")
+    print("\n(wall exceeds CPU time when other processes share the core; the goal reads the CPU p50)")
+    print_goal(f"search p50 at {results[-1]['experiences']:,} experiences (CPU time)", largest["cpu_p50_ms"], 20,
+               at_least=False, unit=" ms")
 
 
 if __name__ == "__main__":
