@@ -17,7 +17,8 @@ from clinical_gym import __version__
 from clinical_gym.cli.errors import CLIError, missing_extra
 
 # Modules (in clinical_gym.cli) that contribute subcommands, in --help order.
-COMMAND_MODULES = ("play", "cases", "kb", "tools", "tasks", "drugs", "data", "train", "bench", "plot", "serve")
+COMMAND_MODULES = ("play", "cases", "kb", "tools", "tasks", "drugs", "data", "train", "bench", "recipes", "plot",
+                   "serve")
 
 
 class _Parser(argparse.ArgumentParser):

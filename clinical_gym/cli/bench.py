@@ -5,6 +5,7 @@ confidence intervals of the differences.
     clinical-gym bench --env ID[,ID...]|all --agent SPEC[,SPEC...] [--cases SET] [--tasks FILE] [--split test]
                        [--episodes N] [--trials K] [--seed S] [--patient MODEL] [--world-model MODEL]
                        [--judge MODEL] [--tool-calling native|text] --out DIR
+    clinical-gym bench --recipe NAME|PATH [--role ROLE=SPEC] --agent SPEC --out DIR [--print-config] [flags]
     clinical-gym bench show DIR --episode K [--env ID] [--agent LABEL]
     clinical-gym bench compare DIR_A [DIR_B] [--agent-a LABEL] [--agent-b LABEL]
 
@@ -19,13 +20,52 @@ from pathlib import Path
 
 from clinical_gym.cli.arguments import json_object
 from clinical_gym.cli.errors import CLIError, missing_extra, require
+from clinical_gym.cli.recipe_flags import add_recipe_arguments, recipe_comments
 
 AGENT_HELP = ("agent specs, comma-separated: random, baseline (each env's rule-based agent), oracle, "
               "transformers:PATH, openai:MODEL, checkpoint:PATH; LABEL=SPEC names one")
 
 
+# BenchConfig field of each flag whose value a recipe may set (a flag left out is None and keeps the recipe's value)
+FLAG_FIELDS = {"env": "envs", "agent": "agents", "out": "out", "cases": "cases", "tasks": "tasks", "split": "split",
+               "episodes": "episodes", "trials": "trials", "seed": "seed", "batch_size": "batch_size",
+               "timeout": "timeout_s", "max_turn_tokens": "max_turn_tokens", "max_episode_tokens": "max_episode_tokens",
+               "temperature": "temperature", "env_kwargs": "env_kwargs", "judge": "judge",
+               "judge_base_url": "judge_base_url", "base_url": "base_url", "base_model": "base_model",
+               "patient": "patient", "patient_base_url": "patient_base_url", "world_model": "world_model",
+               "world_model_base_url": "world_model_base_url", "tool_calling": "tool_calling"}
+
+
+def bench_settings(args: argparse.Namespace) -> tuple[dict, object, dict]:
+    """The ``BenchConfig`` fields a command line gives: the recipe's (``--recipe``), then the flags given, then the
+    ``--role`` endpoints; with the recipe and the roles."""
+    from clinical_gym.cli.recipe_flags import recipe_from_args
+    from clinical_gym.recipes import merge_settings, role_env_kwargs
+
+    recipe, roles = recipe_from_args(args)
+    given = {field: getattr(args, flag) for flag, field in FLAG_FIELDS.items() if getattr(args, flag) is not None}
+    values = merge_settings(recipe.bench_settings() if recipe is not None else {}, given)
+    if roles:
+        values = merge_settings(values, {"env_kwargs": role_env_kwargs(recipe, roles)})
+        for name, spec in roles.items():
+            if recipe.role(name).bench_judge:
+                if spec.startswith("transformers:"):
+                    raise ValueError(f"role {name} is the benchmark's judge, a served model: give openai:MODEL "
+                                     "(its URL with --judge-base-url)")
+                values["judge"] = spec.removeprefix("openai:")
+    values["progress"] = not args.no_progress
+    return values, recipe, roles
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    missing = [flag for flag, value in (("--env", args.env), ("--agent", args.agent), ("--out", args.out)) if not value]
+    try:
+        values, recipe, roles = bench_settings(args)
+    except ValueError as e:
+        raise CLIError(str(e).splitlines()[0]) from None
+    if args.print_config:
+        return _print_bench_config(values, recipe, roles)
+    missing = [flag for flag, field in (("--env", "envs"), ("--agent", "agents"), ("--out", "out"))
+               if not values.get(field)]
     if missing:
         raise CLIError(f"bench needs {', '.join(missing)} (or use 'bench show' / 'bench compare')")
     require("matplotlib", "clinical-gym bench")  # the report's plots: fail before any episode is played
@@ -34,17 +74,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from clinical_gym.benchmarks.runner import BenchConfig, run_bench
     from clinical_gym.cases.loading import is_own_data
 
-    split = args.split or ("all" if is_own_data(args.cases) or is_own_data(args.tasks) else "test")
+    own = is_own_data(values.get("cases")) or is_own_data(values.get("tasks"))
+    values["split"] = values.get("split") or ("all" if own else "test")
     try:
-        config = BenchConfig(envs=args.env, agents=args.agent, out=Path(args.out), cases=args.cases, tasks=args.tasks,
-                             split=split, episodes=args.episodes,
-                             seed=args.seed, batch_size=args.batch_size, timeout_s=args.timeout,
-                             max_turn_tokens=args.max_turn_tokens, max_episode_tokens=args.max_episode_tokens,
-                             temperature=args.temperature, env_kwargs=args.env_kwargs, judge=args.judge,
-                             judge_base_url=args.judge_base_url, base_url=args.base_url, base_model=args.base_model,
-                             progress=not args.no_progress, trials=args.trials, patient=args.patient,
-                             patient_base_url=args.patient_base_url, world_model=args.world_model,
-                             world_model_base_url=args.world_model_base_url, tool_calling=args.tool_calling)
+        config = BenchConfig(**values)
         report = run_bench(config)
     except ImportError as e:
         raise (missing_extra(e, "clinical-gym bench") or CLIError(str(e).splitlines()[0])) from None
@@ -53,6 +86,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print(overview_table(read_summary(report.parent)))
     print(f"\nreport: {report}\nplots:  {report.parent / PLOTS_DIR}")
     return _failure_count(read_records(report.parent))
+
+
+def _print_bench_config(values: dict, recipe: object, roles: dict) -> int:
+    """Print the resolved benchmark settings as YAML (the recipe and its roles in comments) and return 0."""
+    import dataclasses
+
+    import yaml
+
+    from clinical_gym.benchmarks.runner import BenchConfig
+    from clinical_gym.cases.loading import is_own_data
+
+    own = is_own_data(values.get("cases")) or is_own_data(values.get("tasks"))
+    shown = {"split": values.get("split") or ("all" if own else "test"), **{k: v for k, v in values.items()
+                                                                           if k != "split"}}
+    try:
+        config = BenchConfig(**{"envs": "", "agents": "", "out": "", **shown})
+    except (ValueError, TypeError) as e:
+        raise CLIError(str(e).splitlines()[0]) from None
+    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(config).items()}
+    settings.update({k: values.get(k) for k in ("envs", "agents", "out") if not values.get(k)})  # not given yet
+    settings["out"] = None if settings["out"] is None else str(settings["out"])
+    lines = ["# clinical-gym bench: resolved settings (defaults < recipe < flags)"]
+    lines += recipe_comments(recipe, roles)
+    print("\n".join(lines) + "\n" + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=120), end="")
+    return 0
 
 
 def _failure_count(records: list) -> int:
@@ -113,18 +171,19 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--split", choices=("test", "train", "all"),
                        help="case or task split (default: test of bundled and generated sets, all of your own file)")
     bench.add_argument("--episodes", type=int, help="episodes per agent and env (default: each case or task once)")
-    bench.add_argument("--trials", type=int, default=1,
+    bench.add_argument("--trials", type=int,
                        help="play each episode's case or task K times; reports add pass^k and pass@k (default 1)")
-    bench.add_argument("--seed", type=int, default=0, help="decides the episodes and sampling (default 0)")
+    bench.add_argument("--seed", type=int, help="decides the episodes and sampling (default 0)")
     bench.add_argument("--out", help="results folder")
-    bench.add_argument("--batch-size", type=int, default=16, help="episodes played at once (default 16)")
-    bench.add_argument("--timeout", type=float, default=600.0,
+    bench.add_argument("--batch-size", type=int, help="episodes played at once (default 16)")
+    bench.add_argument("--timeout", type=float,
                        help="seconds one generation call may take before its episodes fail (default 600)")
-    bench.add_argument("--max-turn-tokens", type=int, default=256, help="model agents: tokens per reply (default 256)")
-    bench.add_argument("--max-episode-tokens", type=int, default=4096,
+    bench.add_argument("--max-turn-tokens", type=int, help="model agents: tokens per reply (default 256)")
+    bench.add_argument("--max-episode-tokens", type=int,
                        help="model agents: tokens per episode (default 4096)")
-    bench.add_argument("--temperature", type=float, default=0.0, help="model agents: sampling temperature (0 greedy)")
-    bench.add_argument("--env-kwargs", type=json_object, default={}, help="gym.make arguments, a JSON object")
+    bench.add_argument("--temperature", type=float, help="model agents: sampling temperature (0 greedy)")
+    bench.add_argument("--env-kwargs", type=json_object,
+                       help="gym.make arguments, a JSON object (merged over a recipe's, key by key)")
     bench.add_argument("--judge", help="model name of an LLM judge (OpenAI-compatible) for ClinicalInquiry scores")
     bench.add_argument("--judge-base-url", help="the judge's endpoint (default: OPENAI_BASE_URL)")
     bench.add_argument("--patient", metavar="MODEL",
@@ -135,11 +194,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                        help="LLM world model of DiagnosticWorkup, named like --patient (default: record-backed)")
     bench.add_argument("--world-model-base-url", help="the world model's endpoint (default: OPENAI_BASE_URL)")
     bench.add_argument("--base-url", help="endpoint of openai: agents (default: OPENAI_BASE_URL)")
-    bench.add_argument("--tool-calling", choices=("native", "text"), default="native",
+    bench.add_argument("--tool-calling", choices=("native", "text"),
                        help="how openai: agents call tools in tool environments: native (the schemas sent as "
                             "'tools', replies' tool_calls) or text (calls written in the reply) (default native)")
     bench.add_argument("--base-model", help="base model of a LoRA checkpoint (default: the one its adapter names)")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_recipe_arguments(bench, "bench")
     bench.set_defaults(func=cmd_bench)
     actions = bench.add_subparsers(dest="bench_action", parser_class=type(bench))
     show = actions.add_parser("show", help="print one episode's transcript")

@@ -8,7 +8,7 @@ import json
 import sys
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, Field, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,12 +37,24 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
 
 def config_from_args(cls: Callable[..., T], args: argparse.Namespace) -> T:
     """Build ``cls`` from defaults, the ``--config`` YAML file (if given), then the flags given."""
+    return cls(**config_values(cls, args))
+
+
+def config_values(cls: type, args: argparse.Namespace, base: Mapping[str, Any] | None = None,
+                  source: str = "recipe") -> dict[str, Any]:
+    """The settings given for ``cls``: ``base`` (e.g. a paper recipe's, checked like a file), then the ``--config``
+    YAML file, then the flags given; ``env_kwargs`` are merged key by key in that order."""
     names = {f.name for f in fields(cls)}
-    values: dict[str, Any] = {}
+    layers = [settings_from_mapping(base, cls, source)] if base else []
     if getattr(args, CONFIG_FLAG, None):
-        values.update(load_yaml(getattr(args, CONFIG_FLAG), cls))
-    values.update({k: v for k, v in vars(args).items() if k in names})
-    return cls(**values)
+        layers.append(load_yaml(getattr(args, CONFIG_FLAG), cls))
+    layers.append({k: v for k, v in vars(args).items() if k in names})
+    values: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            both = key == "env_kwargs" and isinstance(values.get(key), Mapping) and isinstance(value, Mapping)
+            values[key] = {**values[key], **value} if both else value
+    return values
 
 
 def module_main(cls: type, main: Callable[[Any], Any], argv: Sequence[str] | None, *, prog: str,
@@ -75,13 +87,18 @@ def load_yaml(path: str | Path, cls: type) -> dict[str, Any]:
         raise ValueError(f"config file {path} is not valid YAML: {str(e).splitlines()[0]}") from None
     if data is None:
         return {}
-    if not isinstance(data, dict):
-        raise ValueError(f"config file {path} must hold a mapping of settings, not {type(data).__name__}")
+    return settings_from_mapping(data, cls, f"config file {path}")
+
+
+def settings_from_mapping(data: Any, cls: type, source: str) -> dict[str, Any]:
+    """``data`` checked against the fields of ``cls`` and converted to their types (``source`` names it in errors)."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{source} must hold a mapping of settings, not {type(data).__name__}")
     hints = typing.get_type_hints(cls)
     data = {str(k).replace("-", "_"): v for k, v in data.items()}
     unknown = sorted(set(data) - set(hints))
     if unknown:
-        raise ValueError(f"unknown setting(s) in {path}: {', '.join(unknown)}")
+        raise ValueError(f"unknown setting(s) in {source}: {', '.join(unknown)}")
     return {name: _coerce(name, value, hints[name]) for name, value in data.items()}
 
 
