@@ -1,9 +1,10 @@
-"""The ClinicalPathway task generator (``domains/pathways/generator.py``): suspected-sepsis journeys whose phases are
-decided by the wave-1 domains' own rules and read by their own tools in the pathway: the ESI level from the triage
-view, the antibiotic the chart's allergy and interaction checks leave (the ClinicalDiagnosis generator's ``blocked``),
-renal results by CKD-EPI 2021 once the bundle's bloods are ordered, the medicines the sick-day rules withhold; a
-journey that skips a phase's action fails that phase only; the validator catches a changed answer or antibiotic.
-The framework's checks run in ``tests/test_task_generators.py``."""
+"""The ClinicalPathway task generator (``domains/pathways/generator.py``): suspected-sepsis and diabetic-emergency
+journeys whose phases are decided by the wave-1 domains' own rules and read by their own tools in the pathway: the
+ESI level from the triage view, the antibiotic the chart's allergy and interaction checks leave (the
+ClinicalDiagnosis generator's ``blocked``), renal results by CKD-EPI 2021 once the bloods are ordered, the medicines
+the sick-day rules withhold, the JBDS markers of severe ketoacidosis and the potassium of the second litre at its
+boundary; a journey that skips a phase's action fails that phase only; the validator catches a changed answer or
+antibiotic. The framework's checks run in ``tests/test_task_generators.py``."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from clinical_gym.drugs.units import ckd_epi_egfr
 from clinical_gym.tool_env.generation import GeneratedTasks, generator_for, validate_generated
 from clinical_gym.tool_env.policies import ScriptPolicy, call_text, run_episode
 from clinical_gym.domains.pathways.data_model import PathwayPatient
-from clinical_gym.domains.pathways.generator import SOURCES
+from clinical_gym.domains.pathways.generator import DIABETIC, DIABETIC_VARIANTS, SEPSIS, SOURCES, PathwayGenerator
 from clinical_gym.domains.pathways.phases import HANDOFF
 from clinical_gym.domains.triage.esi import esi_decision
 
@@ -27,8 +28,12 @@ ENV = "ClinicalPathway-v0"
 
 
 @cache
-def generated(n: int = 60, seed: int = 0) -> GeneratedTasks:
+def generated(n: int = 100, seed: int = 0) -> GeneratedTasks:
     return generator_for(ENV).generate(n, seed)
+
+
+def journeys(pathway: str):
+    return [t for t in generated().tasks if t.pathway == pathway]
 
 
 @cache
@@ -48,16 +53,18 @@ def test_the_triage_level_is_the_esi_rules_on_the_pathways_triage_view():
     levels = Counter()
     for task in g.tasks:
         level = esi_decision(g.db.triage, g.db.triage.patients[task.patient_id]).level
-        levels[level] += 1
+        levels[task.pathway, level] += 1
         assert [a.arguments["level"] for a in task.expected_actions if a.name == "assign_esi_level"] == [level]
-        assert ("Septic shock" in task.answer) == (level == 1), task.id
-    assert set(levels) == {1, 2}
+        if task.pathway == SEPSIS:
+            assert ("Septic shock" in task.answer) == (level == 1), task.id
+        else:
+            assert ("hypoglycaemia" in task.answer) == (level == 1), task.id
+    assert set(levels) == {(SEPSIS, 1), (SEPSIS, 2), (DIABETIC, 1), (DIABETIC, 2)}
 
 
 def test_the_antibiotic_is_the_first_the_charts_checks_leave():
-    g = generated()
     ruled_out = 0
-    for task in g.tasks:
+    for task in journeys(SEPSIS):
         source = next(s for s in SOURCES if s.key == task.tags[2])
         rx = next(a.arguments for a in task.expected_actions if a.name == "prescribe_medication")
         e = begin(task)
@@ -73,7 +80,7 @@ def test_the_antibiotic_is_the_first_the_charts_checks_leave():
 
 
 def test_renal_results_come_back_with_the_bundles_bloods_and_follow_ckd_epi():
-    task = generated().tasks[0]
+    task = journeys(SEPSIS)[0]
     e = begin(task)
     chart = e.domain_toolkits["clinical_diagnosis"]
     assert not [r for r in chart.get_lab_results(patient_id=task.patient_id) if r.get("test") == "eGFR"]
@@ -86,7 +93,7 @@ def test_renal_results_come_back_with_the_bundles_bloods_and_follow_ckd_epi():
 def test_the_medicines_withheld_are_the_sick_day_rules_and_shock_holds_blood_pressure_drugs():
     g = generated()
     held = Counter()
-    for task in g.tasks:
+    for task in journeys(SEPSIS):
         patient = g.db.patients[task.patient_id]
         withheld = {a.arguments["drug"] for a in task.expected_actions if a.name == "discontinue_medication"}
         shock = "Septic shock" in task.answer
@@ -102,7 +109,7 @@ def test_the_medicines_withheld_are_the_sick_day_rules_and_shock_holds_blood_pre
 
 
 def test_a_journey_that_skips_withholding_fails_only_that_phase():
-    task = next(t for t in generated().tasks if any(a.name == "discontinue_medication" for a in t.expected_actions))
+    task = next(t for t in journeys(SEPSIS) if any(a.name == "discontinue_medication" for a in t.expected_actions))
     calls = [call_text(a.name, a.arguments) for a in task.expected_actions if a.name != "discontinue_medication"]
     script = ScriptPolicy([*calls, call_text("submit_answer", {"answer": task.answer, "reasoning": task.rationale})])
     reward, info = run_episode(env(), script, options={"task_id": task.id})
@@ -111,15 +118,51 @@ def test_a_journey_that_skips_withholding_fails_only_that_phase():
     assert any("discontinue_medication" in problem for problem in phases[3]["problems"]) and reward < 1.0
 
 
+def test_ketoacidosis_severity_and_potassium_follow_jbds():
+    g = generated()
+    seen = Counter()
+    for task in [t for t in journeys(DIABETIC) if t.tags[2] == "dka"]:
+        patient = g.db.patients[task.patient_id]
+        results = {k: r.value for k, r in patient.pending_results.items()}
+        ketones = patient.arrival.bedside_results["blood ketones"].value
+        v = patient.vitals[-1]
+        severe = (ketones > 6 or results["Bicarbonate"] < 5 or results["Venous blood gas pH"] < 7.0
+                  or results["Potassium"] < 3.5 or v.systolic_bp < 90 or not 60 <= v.heart_rate <= 100)
+        assert task.answer == ("Severe diabetic ketoacidosis" if severe else "Diabetic ketoacidosis"), task.id
+        second = next(a.arguments for a in task.expected_actions
+                      if a.name == "start_iv_fluids" and a.arguments["duration_minutes"] == 120)
+        assert second["potassium_mmol_per_l"] == (0 if results["Potassium"] > 5.5 else 40)
+        destination = next(a.arguments["destination"] for a in task.expected_actions if a.name == "set_disposition")
+        assert destination == ("high dependency unit" if severe else "medical ward")
+        seen[severe] += 1
+    assert seen[True] and seen[False]
+    assert PathwayGenerator.potassium_per_litre(5.5) == 40 and PathwayGenerator.potassium_per_litre(5.6) == 0
+    assert PathwayGenerator.dka_severe({"Bicarbonate": 5, "Venous blood gas pH": 7.0, "Potassium": 3.5}, 6.0, 100,
+                                       90) == []  # every marker at its edge is not yet severe
+    assert len(PathwayGenerator.dka_severe({"Bicarbonate": 4.9, "Venous blood gas pH": 6.99, "Potassium": 3.4}, 6.1,
+                                           101, 89)) == 6
+
+
+def test_hypoglycaemia_gets_glucose_at_triage_and_a_sulfonylurea_is_stopped():
+    for split in ("train", "test"):
+        for task in [t for t in generator_for(ENV).generate(60, seed=4, split=split).tasks if t.pathway == DIABETIC
+                     and t.tags[2] != "dka"]:
+            names = [a.name for a in task.expected_actions]
+            assert names.index("order_immediate_intervention") < names.index("assign_esi_level")
+            stopped = [a.arguments["drug"] for a in task.expected_actions if a.name == "discontinue_medication"]
+            assert stopped == (["gliclazide"] if task.tags[2] == "hypo_sulfonylurea" else [])
+            assert (task.tags[2] == "hypo_sulfonylurea") == (split == "test")
+
+
 @pytest.mark.parametrize("split", ["train", "test"])
-def test_each_split_holds_its_own_sources(split):
-    keys = {t.tags[2] for t in generator_for(ENV).generate(40, seed=3, split=split).tasks}
-    assert keys == {s.key for s in SOURCES if s.pool == split}
+def test_each_split_holds_its_own_sources_and_emergencies(split):
+    keys = {t.tags[2] for t in generator_for(ENV).generate(60, seed=3, split=split).tasks}
+    assert keys == {s.key for s in SOURCES if s.pool == split} | {v for v, pool in DIABETIC_VARIANTS if pool == split}
 
 
 def test_the_validator_finds_a_changed_answer_or_antibiotic():
     g = generated()
-    task = g.tasks[0]
+    task = journeys(SEPSIS)[0]
     other = next(t.answer for t in g.tasks if t.answer != task.answer)
     for change in ({"answer": other}, {"expected_actions": [
             a.model_copy(update={"arguments": {**a.arguments, "drug": "doxycycline"}})

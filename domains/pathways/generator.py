@@ -1,6 +1,7 @@
-"""The ClinicalPathway task generator: suspected-sepsis journeys (``sepsis_bundle``: triage, the one-hour bundle, the
-source, medicines and disposition) composed from the wave-1 domains' generators and rules, over one generated
-patient record that every phase's toolkit reads.
+"""The ClinicalPathway task generator: journeys composed from the wave-1 domains' generators and rules over one
+generated patient record that every phase's toolkit reads. Two journeys (60% / 40%):
+
+Suspected sepsis (``sepsis_bundle``: triage, the one-hour bundle, the source, medicines and disposition):
 
 * Triage: the arriving patient is made by the Triage generator (``TriageGenerator.patient``) from its sepsis
   presentations (septic shock, ESI 1; fever with new confusion, ESI 2) with the source of infection fixed; the ESI
@@ -17,9 +18,23 @@ patient record that every phase's toolkit reads.
   NICE NG148 and the MHRA's metformin advice), and in septic shock every blood-pressure-lowering medicine, is
   withheld; the others continue. Septic shock goes to intensive care, the others to a medical ward.
 
-The renal results (creatinine with its CKD-EPI 2021 eGFR) come back when the bundle's bloods are ordered.
-Generalisation split: the test split holds sources the train split never shows (skin and soft tissue, biliary);
-train holds urinary and chest sources.
+Diabetic emergency (``diabetic_emergency``: triage, assessment, the first hour's treatment, medicines and
+disposition), the arrival again from the Triage generator's presentations (diabetic ketoacidosis, ESI 2;
+hypoglycaemia, ESI 1):
+
+* Ketoacidosis (JBDS-IP 2023): glucose and ketones at triage, the venous gas and renal profile, the diagnosis,
+  severe when a JBDS marker the record carries is present (ketones above 6, bicarbonate below 5, pH below 7.0,
+  potassium below 3.5, systolic below 90, pulse outside 60-100: intensive care review and a high-dependency bed;
+  ``dka_severe``); a litre of 0.9% saline
+  over an hour, fixed-rate insulin 0.1 units/kg/hour, the second litre's potassium by the serum potassium, basal
+  insulin continued.
+* Hypoglycaemia on insulin or, in the test split only, a sulfonylurea with reduced renal function: intravenous glucose
+  at triage, the glucose rechecked (falling again), a 10% glucose infusion, gliclazide stopped, the medical ward.
+
+The renal results (creatinine with its CKD-EPI 2021 eGFR) come back when the bloods are ordered. Generalisation
+split: the test split holds what the train split never shows: sepsis from skin and soft tissue or a biliary
+source (train: urinary and chest) and sulfonylurea-induced hypoglycaemia (train: ketoacidosis and insulin-induced
+hypoglycaemia).
 """
 
 from __future__ import annotations
@@ -59,7 +74,10 @@ from clinical_gym.domains.triage.esi import esi_decision
 from clinical_gym.domains.triage.generator import TriageGenerator
 from clinical_gym.domains.triage.presentations import PRESENTATIONS
 
-PATHWAY = "sepsis_bundle"
+SEPSIS, DIABETIC = "sepsis_bundle", "diabetic_emergency"
+JOURNEYS = ((SEPSIS, 0.6), (DIABETIC, 0.4))
+# Diabetic emergencies: (variant, pool). DKA severity follows the JBDS-IP markers of severe DKA.
+DIABETIC_VARIANTS = (("dka", "train"), ("hypo_insulin", "train"), ("hypo_sulfonylurea", "test"))
 SICK_DAY_CLASSES = ("ace_inhibitor", "arb", "diuretic", "biguanide", "sglt2_inhibitor", "nsaid")
 BP_LOWERING_CLASSES = ("ccb_dhp", "ccb_non_dhp", "beta_blocker", "nitrate", "antihypertensive")  # held in shock
 CLOCK_MINUTES = 10 * 60  # the pathway clock, 10:00
@@ -139,6 +157,13 @@ TICKETS = Wording(
             "and submit the diagnosis at the end.",
             "Suspected sepsis: {name} ({pid}, {age}) has {complaint}. Triage, run the bundle, find the source, "
             "reconcile {poss} medicines and decide where {subj} goes; submit the diagnosis."),
+    diabetic=("{name} ({pid}), {age}, has diabetes and arrives {complaint}. Take {obj} through the diabetic emergency "
+              "pathway and submit the diagnosis.",
+              "{pid}, {name}, {age}, with diabetes: {complaint}. Work through the diabetic emergency pathway phase "
+              "by phase and submit the diagnosis at the end.",
+              "Diabetic emergency: {name} ({pid}, {age}) is {complaint}. Triage, classify the emergency, start the "
+              "first hour's treatment, reconcile {poss} medicines and decide where {subj} goes; submit the "
+              "diagnosis."),
 )
 
 
@@ -156,7 +181,8 @@ class PathwayGenerator(TaskGenerator):
     id_prefix = "gpw"
     collections = {"patients": "patient_id"}
     held_out = ("sources of sepsis the train split never shows: skin and soft tissue (lower-limb cellulitis) and "
-                "biliary (ascending cholangitis); train: urinary and chest")
+                "biliary (ascending cholangitis), train: urinary and chest; and the diabetic emergency of "
+                "sulfonylurea-induced hypoglycaemia, train: ketoacidosis and insulin-induced hypoglycaemia")
 
     @cached_property
     def triage(self) -> TriageGenerator:
@@ -172,13 +198,18 @@ class PathwayGenerator(TaskGenerator):
         return bundled_db()
 
     @cached_property
-    def spec(self) -> Any:
-        return get_pathways()[PATHWAY]
+    def phase_specs(self) -> dict[str, list[dict[str, Any]]]:
+        """Each journey's phases as ``resolve_task`` merges them with a task's (names, goals, tools, time limits)."""
+        return {name: [phase.model_dump() for phase in get_pathways()[name].phases] for name in (SEPSIS, DIABETIC)}
 
-    @cached_property
-    def phase_specs(self) -> list[dict[str, Any]]:
-        """The journey's phases as ``resolve_task`` merges them with a task's (names, goals, tools, time limits)."""
-        return [phase.model_dump() for phase in self.spec.phases]
+    def resolved(self, entry: dict[str, Any], phases: list[dict[str, Any]]) -> PathwayTask:
+        """The task of a journey entry: its phases validated once and handed to PathwayTask as they are (it derives
+        the expected actions and assertions from them, and checks they agree), not merged and validated again as
+        ``resolve_task`` would; the result equals ``resolve_task``'s."""
+        spec = get_pathways()[entry["pathway"]]
+        done = [Phase.model_validate({**defined, **given})
+                for defined, given in zip(self.phase_specs[entry["pathway"]], phases, strict=True)]
+        return PathwayTask.model_validate({**entry, "pathway_title": spec.title, "phases": done})
 
     # -- the world -----------------------------------------------------------------------------------------------------
     def world(self, drafts: Any) -> PathwayDB:
@@ -204,15 +235,22 @@ class PathwayGenerator(TaskGenerator):
 
     # -- one task ------------------------------------------------------------------------------------------------------
     def draft(self, rng: np.random.Generator, index: int, task_id: str, split: str) -> Draft:
-        source = pick(rng, tuple(s for s in SOURCES if s.pool == split))
-        level = int(pick(rng, (1, 2)))
+        journey = JOURNEYS[int(rng.choice(len(JOURNEYS), p=[w for _, w in JOURNEYS]))][0]
         pid = f"GS{index:05d}"
+        if journey == SEPSIS:
+            source = pick(rng, tuple(s for s in SOURCES if s.pool == split))
+            level = int(pick(rng, (1, 2)))
+            make = lambda: self._journey(rng, source, level, pid, task_id)  # noqa: E731
+        else:
+            variant = pick(rng, tuple(v for v, pool in DIABETIC_VARIANTS if pool == split))
+            severe = chance(rng, 0.5)
+            make = lambda: self._diabetic(rng, variant, severe, pid, task_id)  # noqa: E731
         for _ in range(60):
-            built = self._journey(rng, source, level, pid, task_id)
+            built = make()
             if built is not None:
                 patient, task = built
                 return Draft(task, {"patients": [patient]}, ids=(pid, patient.name))
-        raise RuntimeError(f"{source.key}: no consistent journey after 60 tries")
+        raise RuntimeError(f"{journey}: no consistent journey after 60 tries")
 
     def _arrival(self, rng: np.random.Generator, source: Source, level: int, pid: str) -> TriagePatient:
         """The arriving patient, from the Triage generator's presentation with the source fixed."""
@@ -438,15 +476,11 @@ class PathwayGenerator(TaskGenerator):
                      + (f"; {', '.join(m.drug for m in withheld)} withheld." if withheld else "."))
         ticket = TICKETS.say(rng, "sepsis", name=patient.name, pid=pid, age=patient.age_years,
                              complaint=patient.arrival.chief_complaint.lower(), **_pronouns(patient.sex))
-        entry = {"id": task_id, "pathway": PATHWAY, "ticket": ticket, "patient_id": pid, "phases": phases,
+        entry = {"id": task_id, "pathway": SEPSIS, "ticket": ticket, "patient_id": pid,
                  "answer": diagnosis, "answer_aliases": list(source.aliases[shock]), "rationale": rationale,
                  "safety": {"emergency": True, "escalate_within_calls": 6, "contraindicated": contraindicated},
-                 "category": "pathway", "tags": ["generated", PATHWAY, source.key, "septic shock" if shock else "sepsis"]}
-        # The phases are validated once and handed to PathwayTask as they are (it derives the expected actions and
-        # assertions from them, and checks they agree), not merged and validated again as resolve_task would.
-        resolved = [Phase.model_validate({**defined, **given}) for defined, given in zip(self.phase_specs, phases,
-                                                                                          strict=True)]
-        return PathwayTask.model_validate({**entry, "pathway_title": self.spec.title, "phases": resolved})
+                 "category": "pathway", "tags": ["generated", SEPSIS, source.key, "septic shock" if shock else "sepsis"]}
+        return self.resolved(entry, phases)
 
     @staticmethod
     def withheld(patient: PathwayPatient, shock: bool) -> set[str]:
@@ -456,6 +490,283 @@ class PathwayGenerator(TaskGenerator):
         medicine (Surviving Sepsis Campaign 2021: restore perfusion first)."""
         classes = SICK_DAY_CLASSES + (BP_LOWERING_CLASSES if shock else ())
         return {m.drug for m in patient.medications if reference().drugs[m.drug].has(*classes)}
+
+    # -- diabetic emergencies ------------------------------------------------------------------------------------------
+    @staticmethod
+    def dka_severe(labs: dict[str, float], ketones: float, heart_rate: int, systolic: int) -> list[str]:
+        """The markers of severe diabetic ketoacidosis the record shows (JBDS-IP, The management of diabetic
+        ketoacidosis in adults, 2023: admit to a level 2 / high-dependency bed): ketones above 6, bicarbonate below
+        5, pH below 7.0, potassium below 3.5 mmol/L on admission, systolic below 90 mmHg, pulse over 100 or below
+        60/min. JBDS's other markers are absent from every generated record: the patients are alert (GCS 15) with
+        SpO2 of 97% or more, and no chloride is recorded to give an anion gap."""
+        markers = [(f"ketones {ketones:g}", ketones > 6), (f"bicarbonate {labs['Bicarbonate']:g}", labs["Bicarbonate"] < 5),
+                   (f"pH {labs['Venous blood gas pH']:g}", labs["Venous blood gas pH"] < 7.0),
+                   (f"potassium {labs['Potassium']:g}", labs["Potassium"] < 3.5),
+                   (f"systolic {systolic}", systolic < 90), (f"pulse {heart_rate}", not 60 <= heart_rate <= 100)]
+        return [text for text, hit in markers if hit]
+
+    @staticmethod
+    def potassium_per_litre(potassium: float) -> int:
+        """Potassium chloride in the second litre of 0.9% sodium chloride by the serum potassium (JBDS-IP DKA
+        2023): none above 5.5 mmol/L, 40 mmol/L from 3.5 to 5.5 (below 3.5 needs senior review and more). The
+        generator never records exactly 5.5, where the safety rules (no potassium from 5.5) and JBDS disagree."""
+        return 0 if potassium > 5.5 else 40
+
+    def _diabetic(self, rng: np.random.Generator, variant: str, severe: bool, pid: str,
+                  task_id: str) -> tuple[PathwayPatient, PathwayTask] | None:
+        by_key = {p.key: p for p in PRESENTATIONS}
+        dka = variant == "dka"
+        pres = by_key["diabetic_ketoacidosis" if dka else "hypoglycaemia"]
+        if variant == "hypo_sulfonylurea":
+            pres = dataclasses.replace(
+                pres, ages=(66, 92), histories=(
+                    "{witness} found {obj} sweaty and hard to rouse {onset} ago; {subj} takes tablets for diabetes "
+                    "and has been eating little.",
+                    "Off food for two days with a cold, still taking {poss} diabetes tablets; over {onset} became "
+                    "clammy, slurred and drowsy."),
+                red_flags=(("Drowsy and sweaty while taking diabetes tablets", "hypoglycaemia until proven "
+                                                                                 "otherwise"),),
+                conditions=("type 2 diabetes",))
+        arriving = self.triage.patient(rng, pres, pid)
+        arrived = CLOCK_MINUTES - int(between(rng, 12, 35))
+        heart_rate = arriving.vitals[-1].heart_rate
+        systolic = arriving.vitals[-1].systolic_bp
+        if dka:
+            heart_rate = int(between(rng, 104, 124)) if severe and chance(rng, 0.5) else int(between(rng, 84, 100))
+        vitals = [v.model_copy(update={"time": _clock(arrived + 4), "heart_rate": heart_rate})
+                  for v in arriving.vitals]
+        clock_date = self.base.clock[:10]
+        at = f"{clock_date} {_clock(arrived + 20)}"
+        tests = chart_db().tests
+
+        def lab(name: str, value: float) -> LabResult:
+            d = tests[name]
+            return LabResult(test=name, time=at, value=value, unit=d.unit, ref_low=d.ref_low, ref_high=d.ref_high)
+
+        bedside = dict(arriving.bedside_results)
+        pending: dict[str, LabResult] = {}
+        conditions: list[str] = []
+        medications: list[Medication] = []
+        age, sex = arriving.age_years, arriving.sex
+        if variant == "hypo_sulfonylurea":
+            egfr_target = float(between(rng, 28, 44))
+            conditions = ["type 2 diabetes", "chronic kidney disease stage 3b"]
+            medications = [Medication(drug="gliclazide", dose=pick(rng, (80, 120, 160)), unit="mg", frequency="bid",
+                                      route="oral", indication="type 2 diabetes")]
+        else:
+            egfr_target = float(between(rng, 62, 110)) if age < 60 else float(between(rng, 55, 85))
+            conditions = ["type 1 diabetes"]
+            medications = [Medication(drug="insulin", dose=int(between(rng, 14, 32)), unit="units", frequency="daily",
+                                      route="subcutaneous", indication="type 1 diabetes (basal insulin glargine)"),
+                           Medication(drug="insulin", dose=int(between(rng, 4, 10)), unit="units", frequency="tid",
+                                      route="subcutaneous", indication="type 1 diabetes (mealtime insulin)")]
+        more_conditions, more = self._long_term(rng, age)
+        more = [m for m in more if not reference().drugs[m.drug].has("biguanide", "sglt2_inhibitor", "sulfonylurea",
+                                                                     "dpp4_inhibitor")]
+        medications += more
+        conditions += [c for c in more_conditions if c not in conditions and c != "type 2 diabetes"]
+        creatinine = self._creatinine_for(egfr_target, age, sex)
+        egfr = round(ckd_epi_egfr(age, creatinine, sex))
+        pending.update({"Creatinine": lab("Creatinine", creatinine), "eGFR": lab("eGFR", egfr),
+                        "Sodium": lab("Sodium", float(between(rng, 130, 142))),
+                        "Urea": lab("Urea", float(between(rng, 5.0, 14.0, 1)))})
+        markers: list[str] = []
+        if dka:
+            ketones = float(between(rng, 6.1, 7.5, 1)) if severe and chance(rng, 0.4) else float(between(rng, 3.1,
+                                                                                                     6.0, 1))
+            ph = float(between(rng, 6.90, 6.99, 2)) if severe and chance(rng, 0.4) else float(between(rng, 7.02, 7.28, 2))
+            bicarbonate = float(between(rng, 3, 4)) if ph < 7.0 else float(between(rng, 6, 14))
+            # not exactly 5.5: JBDS adds potassium at 5.5, the safety rules forbid it from 5.5 (both sides drawn)
+            potassium = float(pick(rng, (between(rng, 3.5, 5.4, 1), between(rng, 5.6, 6.2, 1), 5.4, 5.6)))
+            bedside["blood ketones"] = bedside["blood ketones"].model_copy(update={"value": ketones})
+            pending.update({"Venous blood gas pH": lab("Venous blood gas pH", ph),
+                            "Bicarbonate": lab("Bicarbonate", bicarbonate),
+                            "Lactate": lab("Lactate", float(between(rng, 0.9, 2.4, 1))),
+                            "Potassium": lab("Potassium", potassium),
+                            "Glucose": lab("Glucose", float(between(rng, 20.0, 32.0, 1)))})
+            markers = self.dka_severe({k: v.value for k, v in pending.items() if v.value is not None}, ketones,
+                                      heart_rate, systolic)
+            if bool(markers) != severe:
+                return None
+        else:
+            glucose = float(between(rng, 3.2, 3.8, 1))  # falling again after the bolus: why the infusion is needed
+            pending.update({"Glucose": lab("Glucose", glucose), "Potassium": lab("Potassium", float(between(
+                rng, 3.6, 4.9, 1)))})
+        allergies = [Allergy(substance=s, reaction=r, severity=v) for s, r, v in sample(rng, ALLERGIES, 1)] \
+            if chance(rng, 0.3) else []
+        patient = PathwayPatient(
+            patient_id=pid, name=arriving.name, age_years=age, sex=sex, weight_kg=arriving.weight_kg,
+            pregnant=False if sex == "female" and age <= 50 else None, conditions=conditions,
+            social_history=arriving.social_history, allergies=allergies, medications=medications, vitals=vitals,
+            arrival=Arrival(time=_clock(arrived), mode=arriving.arrival_mode, chief_complaint=arriving.chief_complaint,
+                            history=arriving.history, primary_survey=arriving.primary_survey,
+                            red_flags=arriving.red_flags, anticipated_care=arriving.anticipated_care,
+                            bedside_results=bedside),
+            pending_results=pending,
+            notes=[Note(time=f"{clock_date} {_clock(arrived + 15)}", author="ED registrar",
+                        text=(f"Dry mucous membranes; deep sighing respiration. Weight {arriving.weight_kg:g} kg." if dka
+                              else f"Now awake and eating after glucose. Weight {arriving.weight_kg:g} kg."))])
+        level = esi_decision(triage_db(), TriagePatient.model_validate(triage_view(patient))).level
+        if level != pres.level or self.record_problems(patient):
+            return None
+        task = self._diabetic_task(rng, task_id, patient, variant, level, markers)
+        if recommends_allergen(patient.allergies, task.rationale):
+            return None
+        return patient, task
+
+    def _diabetic_task(self, rng: np.random.Generator, task_id: str, patient: PathwayPatient, variant: str,
+                       level: int, markers: list[str]) -> PathwayTask:
+        pid = patient.patient_id
+        p = {"patient_id": pid}
+        results = {k: r.value for k, r in patient.pending_results.items()}
+        bedside = patient.arrival.bedside_results
+        glucose = bedside["capillary blood glucose"].value
+        esi_reason = ("capillary glucose below 3 mmol/L with reduced consciousness" if level == 1 else
+                      "suspected diabetic ketoacidosis")
+        if variant == "dka":
+            severe = bool(markers)
+            ketones = bedside["blood ketones"].value
+            diagnosis = "Severe diabetic ketoacidosis" if severe else "Diabetic ketoacidosis"
+            aliases = ["Severe DKA"] if severe else ["DKA"]
+            potassium = results["Potassium"]
+            added = self.potassium_per_litre(potassium)
+            basal = next(m for m in patient.medications if m.drug == "insulin" and m.frequency == "daily")
+            triage = [{"name": "get_patient_presentation", "arguments": p}, {"name": "get_medical_history", "arguments": p},
+                      {"name": "perform_bedside_test", "arguments": {**p, "test": "capillary blood glucose"},
+                       "compare_args": ["patient_id", "test"]},
+                      {"name": "perform_bedside_test", "arguments": {**p, "test": "blood ketones"},
+                       "compare_args": ["patient_id", "test"]},
+                      {"name": "assign_esi_level", "arguments": {**p, "level": level, "reason": esi_reason},
+                       "compare_args": ["patient_id", "level"]}]
+            assessment = [{"name": "order_lab_test", "arguments": {**p, "test": "Venous blood gas"},
+                           "compare_args": ["patient_id", "test"]},
+                          {"name": "order_lab_test", "arguments": {**p, "test": "Urea and electrolytes"},
+                           "compare_args": ["patient_id", "test"]},
+                          {"name": "record_diagnosis", "arguments": {**p, "diagnosis": diagnosis, "icd10": "E10.1"}}]
+            if severe:
+                assessment.append({"name": "escalate_care", "arguments": {
+                    **p, "level": "intensive care", "reason": f"severe ketoacidosis: {', '.join(markers)}"},
+                    "compare_args": ["patient_id", "level"]})
+            treatment = [
+                {"name": "start_iv_fluids", "arguments": {**p, "fluid": "0.9% sodium chloride", "volume_ml": 1000,
+                                                          "duration_minutes": 60, "potassium_mmol_per_l": 0,
+                                                          "indication": "ketoacidosis with dehydration"},
+                 "compare_args": ["patient_id", "fluid", "volume_ml", "duration_minutes"]},
+                {"name": "start_infusion", "arguments": {**p, "drug": "insulin", "rate": 0.1, "rate_unit": "units/kg/hour",
+                                                         "indication": "fixed-rate insulin for ketoacidosis"},
+                 "compare_args": ["patient_id", "drug", "rate", "rate_unit"]},
+                {"name": "start_iv_fluids", "arguments": {**p, "fluid": "0.9% sodium chloride", "volume_ml": 1000,
+                                                          "duration_minutes": 120, "potassium_mmol_per_l": added,
+                                                          "indication": f"second litre; potassium {potassium:g}"},
+                 "compare_args": ["patient_id", "potassium_mmol_per_l", "duration_minutes"]},
+                {"name": "prescribe_medication", "arguments": {
+                    **p, "drug": "insulin", "dose": basal.dose, "unit": "units", "frequency": "daily",
+                    "route": "subcutaneous", "indication": "continue basal insulin glargine"},
+                 "compare_args": ["patient_id", "drug", "frequency"]}]
+            destination = "high dependency unit" if severe else "medical ward"
+            disposition = [{"name": "get_medication_list", "arguments": p},
+                           {"name": "set_disposition", "arguments": {
+                               **p, "destination": destination,
+                               "reason": "severe ketoacidosis needing level 2 care" if severe else
+                               "fixed-rate insulin and hourly monitoring"},
+                            "compare_args": ["patient_id", "destination"]}]
+            assertions = {
+                "triage": [{"text": "Blood ketones are measured at triage", "rule": {"kind": "called", "call": {
+                    "name": "perform_bedside_test", "arguments": {"test": "blood ketones"}}}}],
+                "assessment": [{"text": "A venous blood gas classifies the acidosis", "rule": {
+                    "kind": "called", "call": {"name": "order_lab_test", "arguments": {"test": "Venous blood gas"}}}}],
+                "treatment": [{"text": f"The second litre carries {added} mmol/L of potassium for potassium "
+                                       f"{potassium:g}", "rule": {"kind": "called", "call": {
+                                           "name": "start_iv_fluids", "arguments": {
+                                               "duration_minutes": 120, "potassium_mmol_per_l": added}}}},
+                              {"text": "Fixed-rate insulin at 0.1 units/kg/hour", "rule": {"kind": "called", "call": {
+                                  "name": "start_infusion", "arguments": {"drug": "insulin", "rate": 0.1}}}}],
+                "disposition": [{"text": f"Goes to the {destination}", "rule": {
+                    "kind": "db_record", "collection": "dispositions",
+                    "match": {"patient_id": pid, "destination": destination}}}]}
+            handoffs = {"triage": f"{patient.age_years}-year-old with type 1 diabetes; glucose {glucose:g}, ketones "
+                                  f"{ketones:g}. ESI {level}.",
+                        "assessment": f"pH {results['Venous blood gas pH']:g}, bicarbonate {results['Bicarbonate']:g}, "
+                                      f"potassium {potassium:g}: {diagnosis.lower()}"
+                                      + (f" ({', '.join(markers)})." if severe else "."),
+                        "treatment": f"Saline 1 litre over an hour, then 1 litre over 2 hours with {added} mmol/L "
+                                     "potassium; fixed-rate insulin 0.1 units/kg/hour; basal insulin continued.",
+                        "disposition": ""}
+            rationale = (f"Glucose {glucose:g}, ketones {ketones:g}, pH {results['Venous blood gas pH']:g}, bicarbonate "
+                         f"{results['Bicarbonate']:g}: {diagnosis.lower()}"
+                         + (f" by {', '.join(markers)}" if severe else ", no marker of severity")
+                         + f". Fluids, fixed-rate insulin and {added} mmol/L potassium in the second litre for "
+                           f"potassium {potassium:g}.")
+        else:
+            sulfonylurea = variant == "hypo_sulfonylurea"
+            diagnosis = "Sulfonylurea-induced hypoglycaemia" if sulfonylurea else "Insulin-induced hypoglycaemia"
+            aliases = (["Gliclazide-induced hypoglycaemia", "Hypoglycaemia due to gliclazide"] if sulfonylurea else
+                       ["Insulin-induced hypoglycemia", "Severe hypoglycaemia on insulin"])
+            triage = [{"name": "get_patient_presentation", "arguments": p},
+                      {"name": "perform_bedside_test", "arguments": {**p, "test": "capillary blood glucose"},
+                       "compare_args": ["patient_id", "test"]},
+                      {"name": "get_medical_history", "arguments": p},
+                      {"name": "order_immediate_intervention", "arguments": {
+                          **p, "intervention": "intravenous glucose", "indication": f"glucose {glucose:g} with reduced "
+                                                                                   "consciousness"},
+                       "compare_args": ["patient_id", "intervention"]},
+                      {"name": "assign_esi_level", "arguments": {**p, "level": level, "reason": esi_reason},
+                       "compare_args": ["patient_id", "level"]}]
+            assessment = [{"name": "order_lab_test", "arguments": {**p, "test": "Glucose"},
+                           "compare_args": ["patient_id", "test"]},
+                          {"name": "order_lab_test", "arguments": {**p, "test": "Urea and electrolytes"},
+                           "compare_args": ["patient_id", "test"]},
+                          {"name": "record_diagnosis", "arguments": {**p, "diagnosis": diagnosis, "icd10": "E16.0"}}]
+            treatment = [{"name": "start_iv_fluids", "arguments": {
+                **p, "fluid": "10% glucose", "volume_ml": 1000, "duration_minutes": 600, "potassium_mmol_per_l": 0,
+                "indication": "prevent recurrent hypoglycaemia"}, "compare_args": ["patient_id", "fluid"]}]
+            disposition = [{"name": "get_medication_list", "arguments": p}]
+            if sulfonylurea:
+                disposition.append({"name": "discontinue_medication", "arguments": {
+                    **p, "drug": "gliclazide", "temporary": False,
+                    "reason": f"recurrent hypoglycaemia with eGFR {results['eGFR']:g}"},
+                    "compare_args": ["patient_id", "drug"]})
+            disposition.append({"name": "set_disposition", "arguments": {
+                **p, "destination": "medical ward", "reason": "glucose infusion and hourly capillary glucose"},
+                "compare_args": ["patient_id", "destination"]})
+            assertions = {
+                "triage": [{"text": "Intravenous glucose is given at once", "rule": {"kind": "called", "call": {
+                    "name": "order_immediate_intervention", "arguments": {"intervention": "intravenous glucose"}}}}],
+                "assessment": [{"text": "The glucose is rechecked", "rule": {"kind": "called", "call": {
+                    "name": "order_lab_test", "arguments": {"test": "Glucose"}}}}],
+                "treatment": [{"text": "A 10% glucose infusion prevents a recurrence", "rule": {
+                    "kind": "called", "call": {"name": "start_iv_fluids", "arguments": {"fluid": "10% glucose"}}}},
+                              {"text": "No insulin is given", "rule": {"kind": "not_called", "call": {
+                                  "name": "start_infusion", "arguments": {"drug": "insulin"}}}}],
+                "disposition": ([{"text": "Gliclazide is stopped", "rule": {
+                    "kind": "db_record", "collection": "medicines.discontinuations", "match": {"drug": "gliclazide"}}}]
+                                if sulfonylurea else []) + [{"text": "Goes to the medical ward", "rule": {
+                                    "kind": "db_record", "collection": "dispositions",
+                                    "match": {"patient_id": pid, "destination": "medical ward"}}}]}
+            handoffs = {"triage": f"{patient.age_years}-year-old, glucose {glucose:g} with reduced consciousness; "
+                                  f"intravenous glucose given. ESI {level}.",
+                        "assessment": f"Glucose {results['Glucose']:g} after treatment; eGFR {results['eGFR']:g}.",
+                        "treatment": "10% glucose at 100 mL/hour; hourly capillary glucose.", "disposition": ""}
+            rationale = (f"Capillary glucose {glucose:g} with reduced consciousness on "
+                         + ("gliclazide with eGFR " + f"{results['eGFR']:g}, glucose {results['Glucose']:g} again after "
+                            "the bolus: accumulation; gliclazide stopped" if sulfonylurea else
+                            f"insulin, glucose {results['Glucose']:g} again after intravenous glucose")
+                         + f": {diagnosis.lower()}. A 10% glucose infusion and hourly glucose on the ward.")
+        phases = [{"required_actions": actions, "assertions": assertions[name], "handoff": handoffs[name]}
+                  for name, actions in zip(("triage", "assessment", "treatment", "disposition"),
+                                           (triage, assessment, treatment, disposition))]
+        for phase in phases:
+            for action in phase["required_actions"]:
+                action.setdefault("compare_args", ["patient_id"])
+        contraindicated = ["insulin", "sulfonylurea"] if variant == "hypo_sulfonylurea" else (
+            ["insulin"] if variant == "hypo_insulin" else [])
+        ticket = TICKETS.say(rng, "diabetic", name=patient.name, pid=pid, age=patient.age_years,
+                             complaint=patient.arrival.chief_complaint.lower(), **_pronouns(patient.sex))
+        entry = {"id": task_id, "pathway": DIABETIC, "ticket": ticket, "patient_id": pid, "answer": diagnosis,
+                 "answer_aliases": aliases, "rationale": rationale,
+                 "safety": {"emergency": True, "escalate_within_calls": 6, "contraindicated": contraindicated},
+                 "category": "pathway", "tags": ["generated", DIABETIC, variant, diagnosis.lower()]}
+        return self.resolved(entry, phases)
 
     # -- validation ----------------------------------------------------------------------------------------------------
     def pool_key(self, task: Task) -> str:
@@ -469,11 +780,23 @@ class PathwayGenerator(TaskGenerator):
                 problems.append("the task differs from its validated form")
         except ValueError as e:
             problems.append(f"the task does not validate: {str(e).splitlines()[0]}")
-        source = next(s for s in SOURCES if s.key == task.tags[2])
         level = esi_decision(triage_db(), db.triage.patients[patient.patient_id]).level
         assigned = [a.arguments["level"] for a in task.expected_actions if a.name == "assign_esi_level"]
         if assigned != [level]:
             problems.append(f"assigns ESI {assigned}, the ESI rules give {level}")
+        if task.tags[1] == SEPSIS:
+            problems += self._check_sepsis(task, patient, level)
+        else:
+            problems += self._check_diabetic(task, patient)
+        record = " ".join([*(n.text for n in patient.notes), *(r.text for r in patient.pending_results.values()),
+                           patient.arrival.history if patient.arrival else ""]).lower()
+        if task.answer.lower() in record:
+            problems.append("the record names the diagnosis")
+        return problems
+
+    def _check_sepsis(self, task: Task, patient: PathwayPatient, level: int) -> list[str]:
+        problems = []
+        source = next(s for s in SOURCES if s.key == task.tags[2])
         if task.answer != source.diagnosis[level == 1]:
             problems.append(f"the answer {task.answer!r} is not the diagnosis for ESI {level}")
         chosen = self._antibiotic(patient, source)
@@ -484,10 +807,29 @@ class PathwayGenerator(TaskGenerator):
         expected = self.withheld(patient, level == 1)
         if withheld != expected:
             problems.append(f"withholds {sorted(withheld)}, the sick-day rules withhold {sorted(expected)}")
-        record = " ".join([*(n.text for n in patient.notes), *(r.text for r in patient.pending_results.values()),
-                           patient.arrival.history if patient.arrival else ""]).lower()
-        if task.answer.lower() in record:
-            problems.append("the record names the diagnosis")
+        return problems
+
+    def _check_diabetic(self, task: Task, patient: PathwayPatient) -> list[str]:
+        problems = []
+        results = {k: r.value for k, r in patient.pending_results.items()}
+        if task.tags[2] == "dka":
+            markers = self.dka_severe(results, patient.arrival.bedside_results["blood ketones"].value,
+                                      patient.vitals[-1].heart_rate, patient.vitals[-1].systolic_bp)
+            expected = "Severe diabetic ketoacidosis" if markers else "Diabetic ketoacidosis"
+            added = [a.arguments["potassium_mmol_per_l"] for a in task.expected_actions
+                     if a.name == "start_iv_fluids" and a.arguments["duration_minutes"] == 120]
+            if added != [self.potassium_per_litre(results["Potassium"])]:
+                problems.append(f"adds {added} mmol/L potassium, the protocol {self.potassium_per_litre(results['Potassium'])}")
+            if not (results["Venous blood gas pH"] < 7.3 and results["Bicarbonate"] < 15
+                    and patient.arrival.bedside_results["blood ketones"].value >= 3):
+                problems.append("the results do not meet the criteria of ketoacidosis")
+        else:
+            expected = ("Sulfonylurea-induced hypoglycaemia" if task.tags[2] == "hypo_sulfonylurea" else
+                        "Insulin-induced hypoglycaemia")
+            if patient.arrival.bedside_results["capillary blood glucose"].value >= 3.0:
+                problems.append("the arrival glucose is not a hypoglycaemia needing intravenous glucose")
+        if task.answer != expected:
+            problems.append(f"the answer {task.answer!r} is not {expected!r}")
         return problems
 
     @staticmethod
