@@ -112,3 +112,17 @@ def test_success_means_a_correct_diagnosis_whatever_the_recommendation():
     env.reset(seed=0, options={"case_id": APPENDIX})
     _, r, *_, info = env.step(dx("Acute appendicitis", "Rest at home and drink fluids"))
     assert info["outcome"]["result"] == "correct" and info["outcome"]["success"] is True and r < 10
+
+
+def test_doctor_r1_prompt_asks_for_one_recommendation_holding_the_diagnosis():
+    env = gym.make("ClinicalInquiry-v0", reward="doctor_r1", doctor_prompt="doctor_r1")
+    _, info = env.reset(seed=0, options={"case_id": APPENDIX})
+    assert "<answer>Recommendation: (your diagnosis and recommendation)</answer>" in info["system_prompt"]
+    assert "Diagnosis:" not in info["system_prompt"]
+    _, r, terminated, _, info = env.step("<think>classic</think><answer>Recommendation: This is most likely acute "
+                                         "appendicitis; urgent surgical review.</answer>")
+    assert terminated and info["outcome"]["result"] == "correct" and r == 1.0
+    default = gym.make("ClinicalInquiry-v0", reward="doctor_r1")
+    assert "Diagnosis: (the most likely disease)" in default.reset(seed=0)[1]["system_prompt"]
+    with pytest.raises(ValueError, match="doctor_prompt"):
+        gym.make("ClinicalInquiry-v0", doctor_prompt="house")

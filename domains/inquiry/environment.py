@@ -15,7 +15,7 @@ from clinical_gym.parsing import DoctorAction, parse_doctor_action
 from clinical_gym.domains.inquiry.patient import Patient, PatientReply, RuleBasedPatient
 from clinical_gym.domains.inquiry.patient_llm import PATIENT_PROMPTS, LLMPatient
 from clinical_gym.domains.inquiry.presets import TurnContext, final_outcome, make_preset
-from clinical_gym.domains.inquiry.prompts import DOCTOR_SYSTEM_PROMPT, FORMAT_HINT, TESTS_ADDENDUM
+from clinical_gym.domains.inquiry.prompts import DOCTOR_PROMPTS, FORMAT_HINT, TESTS_ADDENDUM
 from clinical_gym.domains.workup.catalogue import load_catalogue
 
 logger = logging.getLogger(__name__)
@@ -65,6 +65,8 @@ class ClinicalInquiryEnv(ClinicalEnv):
     ``gym.make("ClinicalInquiry-v0", cases="library", split=None | "train" | "test" | "all",
     patient="rules" | "rules:unsure" | "openai:MODEL" | "transformers:PATH" | Patient | LLMClient, reward="doctoragent_rl",
     patient_prompt="clinical_gym" | "doctoragent_rl" (the LLM patient's prompt: ours, or DoctorAgent-RL's Fig. 13),
+    doctor_prompt="doctoragent_rl" | "doctor_r1" (the doctor's system prompt: DoctorAgent-RL's Diagnosis and
+    Recommendation, or Doctor-R1's single Recommendation holding the diagnosis; both are always parsed),
     reward_config=None, judge=None | "openai:MODEL" | "transformers:PATH" | LLMClient (``doctor_r1`` only),
     turn_budget=10 | "dynamic" | (lo, hi),
     allow_tests=False, force_final_diagnosis=False, experience=None, experience_config=None, render_mode=None)``;
@@ -77,7 +79,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
 
     def __init__(self, cases: str | Sequence[Case] | None = None, split: str | None = None, *,
                  patient: str | Patient | LLMClient = "rules", patient_prompt: str = "clinical_gym",
-                 reward: str = "doctoragent_rl",
+                 doctor_prompt: str = "doctoragent_rl", reward: str = "doctoragent_rl",
                  reward_config: dict[str, Any] | None = None, judge: str | LLMClient | None = None,
                  turn_budget: int | str | tuple[int, int] = 10, allow_tests: bool = False,
                  force_final_diagnosis: bool = False, experience: ExperienceSource | None = None,
@@ -87,6 +89,9 @@ class ClinicalInquiryEnv(ClinicalEnv):
             experience_config = InjectionConfig(**experience_config)
         self.experience = None if experience is None else ExperienceInjector(experience, experience_config)
         self.patient = _make_patient(patient, patient_prompt)
+        if doctor_prompt not in DOCTOR_PROMPTS:
+            raise ValueError(f"doctor_prompt must be one of {', '.join(DOCTOR_PROMPTS)}, got {doctor_prompt!r}")
+        self.doctor_prompt = DOCTOR_PROMPTS[doctor_prompt]
         judge = llm_setting(judge, "judge")
         if judge is not None and reward != "doctor_r1":
             raise ValueError(f"judge is used only by reward='doctor_r1' (Doctor-R1's turn judge); reward={reward!r} "
@@ -108,7 +113,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
         volunteered = " ".join(f.text for f in case.history if f.volunteered)
         d = case.demographics
         obs = f"Patient's description: {case.self_report}. {volunteered} ({d.sex}, {d.age} years old)".replace("..", ".")
-        system = DOCTOR_SYSTEM_PROMPT.format(budget=self.turn_budget, tests=TESTS_ADDENDUM if self.allow_tests else "")
+        system = self.doctor_prompt.format(budget=self.turn_budget, tests=TESTS_ADDENDUM if self.allow_tests else "")
         info = {"system_prompt": system, "turn_budget": self.turn_budget, "reward_preset": self.preset.name,
                 "specialty": case.specialty}
         if self.experience is not None:

@@ -13,6 +13,19 @@ or, when you are ready to conclude:
 <answer>Diagnosis: (the most likely disease)
 Recommendation: (treatment or advice)</answer>{tests}"""
 
+DOCTOR_R1_SYSTEM_PROMPT = """You are an experienced doctor giving a patient a professional diagnosis and treatment plan through a consultation. Listen carefully to the patient's answers and ask targeted questions.
+Objectives: gather the key information by effective questioning, each question building on the previous answers; never repeat a question or ask a similar one.
+You have {budget} turns in total. Every reply has your reasoning, then one action:
+<think> your reasoning </think>
+<answer>Question: (one question for the patient)</answer>
+or, when the information is sufficient:
+<think> your reasoning </think>
+<answer>Recommendation: (your diagnosis and recommendation)</answer>
+Write nothing outside these tags.{tests}"""
+"""Doctor-R1's policy prompt (App. H): the final answer is one ``Recommendation:`` holding the diagnosis."""
+
+DOCTOR_PROMPTS = {"doctoragent_rl": DOCTOR_SYSTEM_PROMPT, "doctor_r1": DOCTOR_R1_SYSTEM_PROMPT}
+
 TESTS_ADDENDUM = """
 You may also examine the patient or order a test, which uses one turn:
 <answer>Test: (one examination or test, e.g. "abdominal examination" or "Complete Blood Count")</answer>"""
