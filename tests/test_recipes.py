@@ -135,8 +135,9 @@ def test_bench_print_config_and_a_recipe_run(capsys, tmp_path):
         "final_diagnosis": "Inferior myocardial infarction",
         "rubrics": [{"criterion": "Obtains an ECG", "points": 9}]}}))
     out_dir = tmp_path / "run"
-    code, out, _ = run_cli(["bench", "--recipe", "diaggym", "--agent", "oracle", "--cases", str(rows), "--out",
-                            str(out_dir), "--no-progress"], capsys)
+    code, out, err = run_cli(["bench", "--recipe", "diaggym", "--agent", "oracle", "--cases", str(rows), "--out",
+                              str(out_dir), "--no-progress"], capsys)
+    assert "recipe diaggym: world_model: rule stand-in (the record-backed world model" in err
     run = json.loads((out_dir / "run.json").read_text())
     assert code == 0 and run["env_kwargs"] == {"protocol": "end_to_end", "rubrics": True,
                                                "reward_config": {"max_turns": 12}}

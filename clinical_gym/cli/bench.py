@@ -20,7 +20,7 @@ from pathlib import Path
 
 from clinical_gym.cli.arguments import json_object
 from clinical_gym.cli.errors import CLIError, missing_extra, require
-from clinical_gym.cli.recipe_flags import add_recipe_arguments, recipe_comments
+from clinical_gym.cli.recipe_flags import add_recipe_arguments, announce_roles, recipe_comments
 
 AGENT_HELP = ("agent specs, comma-separated: random, baseline (each env's rule-based agent), oracle, "
               "transformers:PATH, openai:MODEL, checkpoint:PATH; LABEL=SPEC names one")
@@ -78,6 +78,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     values["split"] = values.get("split") or ("all" if own else "test")
     try:
         config = BenchConfig(**values)
+        announce_roles(recipe, roles)
         report = run_bench(config)
     except ImportError as e:
         raise (missing_extra(e, "clinical-gym bench") or CLIError(str(e).splitlines()[0])) from None

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -51,3 +52,12 @@ def recipe_comments(recipe: Any, roles: dict[str, str]) -> list[str]:
                                                           f"not given; stand-in: {role.stand_in}"))
         lines.append(f"#   paper: {role.paper}")
     return lines
+
+
+def announce_roles(recipe: Any, roles: dict[str, str]) -> None:
+    """Say on stderr, before a run, who plays each of the recipe's LLM roles: the endpoint given, or the stand-in."""
+    if recipe is None:
+        return
+    for role in recipe.roles:
+        who = roles.get(role.name) or f"rule stand-in ({role.stand_in}); --role {role.name}=openai:MODEL for an LLM"
+        print(f"recipe {recipe.name}: {role.name}: {who}", file=sys.stderr)

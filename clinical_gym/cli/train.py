@@ -3,8 +3,9 @@
 
 Flags are generated from each algorithm's config dataclass. ``--recipe`` starts from a paper's settings
 (``clinical_gym.recipes``: defaults < recipe < ``--config`` < flags), ``--role`` gives an LLM actor or judge of the
-recipe its endpoint, and ``--print-config`` prints the resolved settings as YAML (a ``--config`` file) and exits. Settings, the environment id and arguments, the model
-path and the generation engine are checked before any model loads; a problem is a one-line error (exit 2).
+recipe its endpoint, and ``--print-config`` prints the resolved settings as YAML (a ``--config`` file) and exits.
+Settings, the environment id and arguments, the model path and the generation engine are checked before any model
+loads; a problem is a one-line error (exit 2).
 Adding an algorithm is one row of ``ALGORITHMS``.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clinical_gym.cli.errors import CLIError
-from clinical_gym.cli.recipe_flags import add_recipe_arguments, recipe_comments, recipe_from_args
+from clinical_gym.cli.recipe_flags import add_recipe_arguments, announce_roles, recipe_comments, recipe_from_args
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ def _run(algorithm: Algorithm, args: argparse.Namespace) -> int:
         _load(algorithm.check)(cfg)
     except (ValueError, TypeError) as e:
         raise CLIError(str(e).splitlines()[0]) from None
+    announce_roles(recipe, roles)
     _load(algorithm.main)(cfg)
     return 0
 
