@@ -134,3 +134,18 @@ def test_recorded_values_win_over_a_disease_shift():
     for seed in range(5):
         line = next(l for l in world(case, seed).result("CBC", []).text.splitlines() if l.startswith("White Blood Cells"))
         assert "Value: 6.1" in line  # appendicitis raises the WBC, but this patient's record says 6.1
+
+
+def test_a_value_recorded_in_a_group_answers_the_catalogue_test_it_is():
+    """A recorded "Blood Tests - TSH" (a one-component test to the catalogue) answers "Thyroid stimulating hormone"
+    and the TSH of "Thyroid function tests": a suppressed TSH is never synthesised normal. A CSF white count is not
+    the blood count's."""
+    case = osce_case({"Blood_Tests": {"TSH": "0.01 mIU/L (0.4-4.0)", "Troponin": "2.4 ng/mL (<0.04)"},
+                      "Lumbar_Puncture": {"WBC": "1,200 cells/μL"}}, "Graves disease")
+    wm = world(case)
+    for order in ("Thyroid stimulating hormone", "Thyroid function tests"):
+        got = wm.result(order, [])
+        assert got.source in ("record", "record+synthesised") and "TSH: Value: 0.01" in got.text, (order, got)
+    assert "Troponin: Value: 2.4" in wm.result("High-sensitivity troponin", []).text
+    cbc = wm.result("Complete blood count", [])
+    assert cbc.source == "synthesised" and "1200" not in cbc.text

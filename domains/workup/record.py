@@ -46,6 +46,13 @@ _GROUP_WORDS: tuple[tuple[frozenset[tuple[str, ...]], frozenset[str], frozenset[
     (frozenset({("urine", "test"), ("urine",), ("urine", "study")}), frozenset({"lab", "microbiology"}), frozenset()),
 )
 _URINE_WORDS = frozenset({"urine", "urinalysis", "urinary"})
+_SPECIMEN_WORDS = frozenset({*_URINE_WORDS, "csf", "cerebrospinal", "lumbar", "stool", "fecal", "faecal", "fluid",
+                             "ascitic", "pleural", "peritoneal", "sputum", "synovial", "aspirate"})
+
+
+def _specimen(*names: str) -> frozenset[str]:
+    """The words naming a specimen other than blood in any of ``names``."""
+    return frozenset(w for name in names for w in exam_words(name)) & _SPECIMEN_WORDS
 
 
 @dataclass(frozen=True)
@@ -177,13 +184,22 @@ class RecordIndex:
 
     @cached_property
     def _component_values(self) -> dict[str, list[LabValue]]:
-        """Recorded lab values by the catalogue component their name is (the first recorded one first)."""
+        """Recorded lab values by the catalogue component their name is (the first recorded one first). A name the
+        catalogue reads as a one-component test ("TSH", "Troponin") is that test's component, so a recorded "Blood
+        Tests - TSH" answers "Thyroid stimulating hormone" and the TSH of "Thyroid function tests". A value of a
+        test on another specimen (urine, CSF, stool, a body fluid) is no blood test's component: a CSF "WBC" or a
+        urinalysis "Glucose" is not the blood count's white cells or the plasma glucose."""
         out: dict[str, list[LabValue]] = {}
         for t in self.case.tests:
             for v in t.values:
                 hit = self.catalogue.lookup(_leaf(v.name))
-                if hit is not None and hit.component is not None:
-                    out.setdefault(hit.component.name, []).append(v)
+                if hit is None:
+                    continue
+                component = hit.component or (hit.exam.components[0] if hit.exam.kind == "lab_test"
+                                              and len(hit.exam.components) == 1 else None)
+                same_specimen = _specimen(f"{t.name} {v.name}") <= _specimen(hit.exam.name, *hit.exam.aliases)
+                if component is not None and same_specimen:
+                    out.setdefault(component.name, []).append(v)
         return out
 
     def names(self) -> list[str]:
