@@ -149,3 +149,14 @@ def test_a_value_recorded_in_a_group_answers_the_catalogue_test_it_is():
     assert "Troponin: Value: 2.4" in wm.result("High-sensitivity troponin", []).text
     cbc = wm.result("Complete blood count", [])
     assert cbc.source == "synthesised" and "1200" not in cbc.text
+
+
+def test_the_opening_tells_an_imported_complaint_once():
+    """An imported case's complaint is also its first history fact: the opening's history line says it once."""
+    from clinical_gym.domains.workup.environment import initial_inquiry
+
+    for name in RECORD_FILES:
+        for case in read_case_file(FIXTURES / name)[0]:
+            hpi = next(line for line in initial_inquiry(case).splitlines() if line.startswith("History of present"))
+            sentences = [s.strip().rstrip(".").lower() for s in hpi.split(": ", 1)[1].split(". ")]
+            assert sentences.count(case.self_report.strip().rstrip(".").lower()) == 1, (case.id, hpi)
