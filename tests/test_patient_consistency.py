@@ -14,7 +14,7 @@ from clinical_gym.cases import library, load_cases, read_case_file
 from clinical_gym.cases.leakage import leaked_terms
 from clinical_gym.cases.topics import SYMPTOMS
 from clinical_gym.domains.inquiry.consistency import ConsistencyCheck, case_claims
-from clinical_gym.domains.inquiry.patient import NO_EVENT, RuleBasedPatient
+from clinical_gym.domains.inquiry.patient import HOLD_BACK, NO_EVENT, RuleBasedPatient
 from question_bank import STANDARD_QUESTIONS, presence_question
 
 FIXTURES = Path(__file__).parent / "fixtures" / "case_formats"
@@ -130,3 +130,16 @@ def test_a_withheld_topic_is_held_back_not_denied():
     for question in ["Have you had any other symptoms?", "Do you use any recreational drugs?", *(presence_question(k) for k in keys if k in SYMPTOMS)]:
         reply = p.reply(question)
         assert not check.add(reply.facts, reply.denied), (case.id, question, reply.text)
+
+
+def test_an_event_question_about_a_recorded_fact_is_never_denied():
+    """A yes/no event question in the patient's other words or tense finds the recorded fact ("Did you bite your
+    tongue?" / "I bit the side of my tongue"); one about a withheld fact is held back, not denied."""
+    case = next(c for c in library() if c.id == "neu-generalised-epilepsy-01")
+    assert case.persona.withheld == ("incontinence",)
+    tongue = patient(case).reply("Did you bite your tongue?")
+    assert tongue.kind == "answered" and tongue.facts == ("tongue",)
+    for question in ("Did you wet yourself?", "Have you wet yourself during one?"):
+        reply = patient(case).reply(question)
+        assert HOLD_BACK[1:] in reply.text and NO_EVENT["deny"][1:] not in reply.text, (question, reply.text)
+    assert patient(case).reply("Did you pass urine during it?").facts == ("incontinence",)  # asked specifically

@@ -83,6 +83,23 @@ def _stems(words) -> frozenset[str]:
     return frozenset(w[:STEM] for w in words)
 
 
+# Words an event question may hold that no fact repeats ("Did you wet yourself during one?" / "I wet myself").
+_EVENT_FILLER = frozenset({"yourself", "yourselves", "myself", "one", "ones", "during", "them", "they", "he", "she",
+                           "him", "her", "his", "their"})
+
+
+def _covers(asked: frozenset[str], fact: frozenset[str]) -> bool:
+    """Whether a fact's word stems hold most of an event question's: a stem matches the same stem or one a letter
+    longer or shorter ("bite" / "bit", "wets" / "wet"), filler words left out."""
+    asked = asked - _stems(_EVENT_FILLER)
+    if not asked:
+        return False
+    near = lambda a, b: a == b or (min(len(a), len(b)) >= 3 and abs(len(a) - len(b)) == 1  # noqa: E731
+                                   and (a.startswith(b) or b.startswith(a)))
+    hits = sum(any(near(a, f) for f in fact) for a in asked)
+    return hits >= EVENT_WORD_SHARE * len(asked)
+
+
 @dataclass
 class _CaseIndex:
     """Per-case lookups, built once per case object. Facts that name the diagnosis are never said."""
@@ -310,9 +327,10 @@ class RuleBasedPatient:
             scores = idx.bm25.get_scores(list(q.words))
             i = int(np.argmax(scores))
             fact = idx.facts[i]
-            asked = _stems(q.words)
-            covered = len(asked & idx.stems[fact.id]) >= EVENT_WORD_SHARE * len(asked)
-            if scores[i] >= BM25_MIN_SCORE and fact.id not in self.case.persona.withheld and (covered or not event):
+            covered = _covers(_stems(q.words), idx.stems[fact.id])
+            if scores[i] >= BM25_MIN_SCORE and (covered or not event):
+                if fact.id in self.case.persona.withheld:  # held back, never denied ("Did you wet yourself?")
+                    return PatientReply(HOLD_BACK, "denied")
                 return PatientReply(fact.text, "answered" if fact.present else "denied", (fact.id,))
         if event:
             return PatientReply(NO_EVENT[self.unknown_answer], "denied")
