@@ -2,8 +2,11 @@
 process's RNG states, and the trainer state (step, data position). A checkpoint is written in a temporary folder
 that is renamed into place once complete, so a run killed while saving never leaves a checkpoint resume could use.
 
-Layout: ``<root>/step-000012/{model/, optimizer.pt, scheduler.pt, rng_state_<rank>.pt, trainer_state.json}``,
-plus ``<name>.safetensors`` for each extra module a trainer passes (e.g. a value head).
+Layout: ``<root>/step-000012/{model/, optimizer.pt, scheduler.pt, rng_state_<rank>.pt, process_state_<rank>.json,
+trainer_state.json}`` (the trainer state of each process, and the main one's),
+plus ``<name>.safetensors`` for each extra module a trainer passes (e.g. a value head). A sharded model (``--fsdp``)
+writes full state dicts gathered from every process (``model/full_state.pt``, the optimizer keyed by parameter
+name), so it resumes on any number of processes.
 Files are written and read with ``torch.save``/``torch.load(weights_only=False)``: load only checkpoints you wrote.
 """
 
@@ -20,6 +23,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from clinical_gym.trainers.common import sharding
 
 STEP_DIR = re.compile(r"^step-(\d+)$")
 STATE_FILE = "trainer_state.json"
@@ -51,11 +56,22 @@ def save_checkpoint(root: str | Path, step: int, *, accelerator: Any, model: Any
         tmp.mkdir(parents=True)
     accelerator.wait_for_everyone()
     torch.save(capture_rng(), tmp / f"rng_state_{accelerator.process_index}.pt")
+    # each process's own trainer state (its data position differs from the others' under dynamic sampling)
+    (tmp / f"process_state_{accelerator.process_index}.json").write_text(json.dumps({**state, "step": step}),
+                                                                        encoding="utf-8")
+    unwrapped = accelerator.unwrap_model(model)
+    if sharding.is_sharded(unwrapped):  # full state dicts, gathered from every process onto the main one
+        weights = sharding.full_model_state(unwrapped)
+        optimizer_state = sharding.full_optimizer_state(unwrapped, optimizer)
     if accelerator.is_main_process:
-        save_weights(accelerator.unwrap_model(model), tmp / "model")
+        if sharding.is_sharded(unwrapped):
+            save_full_weights(unwrapped, weights, tmp / "model")
+        else:
+            save_weights(unwrapped, tmp / "model")
+            optimizer_state = optimizer.state_dict()
         if tokenizer is not None:
             tokenizer.save_pretrained(tmp / "model")
-        torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+        torch.save(optimizer_state, tmp / "optimizer.pt")
         torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
         for name, module in (modules or {}).items():
             save_module(accelerator.unwrap_model(module), tmp / f"{name}.safetensors")
@@ -72,17 +88,27 @@ def save_checkpoint(root: str | Path, step: int, *, accelerator: Any, model: Any
 
 def load_checkpoint(path: str | Path, *, accelerator: Any, model: Any, optimizer: Any, scheduler: Any,
                     modules: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Restore weights, optimizer, scheduler, the extra ``modules`` and this process's RNG states; the saved
-    trainer state."""
+    """Restore weights, optimizer, scheduler, the extra ``modules`` and this process's RNG states; this process's
+    saved trainer state (the main process's for a checkpoint without one)."""
     path = Path(path)
-    load_weights(accelerator.unwrap_model(model), path / "model")
+    unwrapped = accelerator.unwrap_model(model)
+    if sharding.is_sharded(unwrapped):
+        sharding.load_full_model_state(unwrapped, torch.load(path / "model" / sharding.FULL_STATE_FILE,
+                                                             weights_only=False))
+    else:
+        load_weights(unwrapped, path / "model")
     for name, module in (modules or {}).items():
         load_module(accelerator.unwrap_model(module), path / f"{name}.safetensors")
-    optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=False))
+    optimizer_state = torch.load(path / "optimizer.pt", weights_only=False)
+    if sharding.is_sharded(unwrapped):
+        sharding.load_full_optimizer_state(unwrapped, optimizer, optimizer_state)
+    else:
+        optimizer.load_state_dict(optimizer_state)
     scheduler.load_state_dict(torch.load(path / "scheduler.pt", weights_only=False))
     rng_file = path / f"rng_state_{accelerator.process_index}.pt"
     restore_rng(torch.load(rng_file if rng_file.exists() else path / "rng_state_0.pt", weights_only=False))
-    return json.loads((path / STATE_FILE).read_text(encoding="utf-8"))
+    own = path / f"process_state_{accelerator.process_index}.json"  # absent when resuming on more processes
+    return json.loads((own if own.is_file() else path / STATE_FILE).read_text(encoding="utf-8"))
 
 
 def save_weights(model: Any, folder: Path) -> None:
@@ -97,6 +123,18 @@ def save_weights(model: Any, folder: Path) -> None:
     config = model.config.to_dict()
     config.pop("quantization_config", None)  # GGUF-loaded models are dequantised; the weights are plain
     (folder / "config.json").write_text(json.dumps(config, indent=1, default=str), encoding="utf-8")
+
+
+def save_full_weights(model: Any, weights: dict[str, torch.Tensor], folder: Path) -> None:
+    """A sharded model's gathered state dict (every weight, LoRA or not, under the model's own names) and its
+    config; ``load_checkpoint`` loads it back into a sharded model."""
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(weights, folder / sharding.FULL_STATE_FILE)
+    config = getattr(model, "config", None)
+    if config is not None and hasattr(config, "to_dict"):
+        data = config.to_dict()
+        data.pop("quantization_config", None)
+        (folder / "config.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
 
 
 def load_weights(model: Any, folder: Path) -> None:

@@ -7,7 +7,7 @@ fields (``clinical_gym.trainers.common.config_cli``), so flags, defaults and hel
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from clinical_gym.rollout.selection import ENGINES, VLLM_MODES
 from clinical_gym.rollout.vllm_sync import LORA_SYNC_MODES
@@ -57,7 +57,8 @@ class TrainerConfig:
     > Run
         total_steps: training steps (each collects a batch of rollouts and updates on it). output_dir holds
         ``metrics.jsonl`` and ``checkpoints/step-NNNNNN``; save_every, keep_checkpoints, resume (continue from the
-        newest complete checkpoint), seed, report_to, progress, cpu, torch_threads.
+        newest complete checkpoint), seed, report_to, progress, cpu, torch_threads. fsdp: shard the model over the
+        processes (trainers/common/sharding.py; docs/gpu.md, "Larger than one GPU").
     """
 
     # environment
@@ -115,9 +116,20 @@ class TrainerConfig:
     report_to: str = option("trackers besides metrics.jsonl", REPORT_TO, default="auto")
     progress: bool = option("show a progress bar", default=True)
     cpu: bool = option("train on the CPU even when a GPU is present", default=False)
+    fsdp: bool = option("shard parameters, gradients and optimizer state over the training processes (FSDP2; "
+                        "GRPO; launch with accelerate launch or torchrun)", default=False)
     torch_threads: int | None = option("CPU threads for torch (none: torch's default)", default=None)
 
+    # whether the algorithm's trainer shards with --fsdp (GRPO so far; docs/gpu.md, "Larger than one GPU")
+    supports_fsdp: ClassVar[bool] = False
+
     def __post_init__(self) -> None:
+        if self.fsdp and not self.supports_fsdp:
+            raise ValueError(f"fsdp is not available for {type(self).__name__.removesuffix('Config')} yet (GRPO only "
+                             "so far; docs/gpu.md, 'Larger than one GPU')")
+        if self.fsdp and self.generation_engine != "transformers":
+            raise ValueError("fsdp generates with the transformers engine for now: add --generation-engine "
+                             "transformers (vLLM weight sync from a sharded model is not built)")
         _choice("dtype", self.dtype, DTYPES)
         _choice("lr_scheduler", self.lr_scheduler, SCHEDULERS)
         _choice("mixed_precision", self.mixed_precision, MIXED_PRECISION)

@@ -50,14 +50,15 @@ def prepare_model(model: Any, cfg: TrainerConfig) -> Any:
 
 class Reference:
     """Log-probabilities under the reference policy π_ref: for a LoRA model, the same model with its adapters
-    disabled (no extra memory); otherwise a frozen copy made at construction, or nothing when ``needed`` is False
-    (then ``available`` is False)."""
+    disabled (no extra memory); otherwise a frozen copy made at construction (or ``frozen``, one the caller made),
+    or nothing when ``needed`` is False (then ``available`` is False)."""
 
-    def __init__(self, model: Any, needed: bool) -> None:
+    def __init__(self, model: Any, needed: bool, frozen: Any | None = None) -> None:
         self.uses_adapters = hasattr(model, "peft_config")
         self.copy = None
         if needed and not self.uses_adapters:
-            self.copy = copy.deepcopy(model).eval().requires_grad_(False)
+            # ``frozen``: a copy made by the caller (a sharded model cannot be deep-copied; see frozen_copy)
+            self.copy = (frozen if frozen is not None else copy.deepcopy(model)).eval().requires_grad_(False)
         self.available = self.uses_adapters or self.copy is not None
 
     def logprobs(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_mask: torch.Tensor,
@@ -71,6 +72,14 @@ class Reference:
 
     def _disabled(self, model: Any) -> Any:
         return model.disable_adapter() if self.uses_adapters else nullcontext()
+
+
+def frozen_copy(model: Any, needed: bool) -> Any | None:
+    """The full-fine-tuning reference copy ``Reference`` would make, made now (before the model is sharded), or
+    None when no copy is needed (not needed, or a LoRA model, whose reference is itself with adapters off)."""
+    if not needed or hasattr(model, "peft_config"):
+        return None
+    return copy.deepcopy(model).eval().requires_grad_(False)
 
 
 @contextmanager

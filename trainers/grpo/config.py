@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from clinical_gym.trainers.common.config import AGGREGATIONS, TrainerConfig, option
 
@@ -39,6 +40,8 @@ class GRPOConfig(TrainerConfig):
         correct episode earns cosine_r_max at 0 generated tokens falling to cosine_r_min at cosine_max_length, a
         wrong one 0 falling to -cosine_r_wrong, an episode cut by a limit (or longer) cosine_r_penalty.
     """
+
+    supports_fsdp: ClassVar[bool] = True
 
     output_dir: str = option("run folder: metrics.jsonl and checkpoints/", default="runs/grpo")
     group_size: int = option("G: rollouts per case", default=8)

@@ -22,7 +22,7 @@ import torch
 
 from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, Trajectory
 from clinical_gym.rollout.vision import VisionInputs, is_processor, text_tokenizer
-from clinical_gym.trainers.common import runtime
+from clinical_gym.trainers.common import runtime, sharding
 from clinical_gym.trainers.common.batch import TokenBatch, pack
 from clinical_gym.trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from clinical_gym.trainers.common.config_cli import module_main
@@ -31,7 +31,7 @@ from clinical_gym.trainers.common.length_reward import cosine_length_rewards, co
 from clinical_gym.trainers.common.logprobs import token_logprobs, token_logprobs_and_entropy
 from clinical_gym.trainers.common.losses import k3_kl, token_weights
 from clinical_gym.trainers.common.metrics_log import MetricsLog
-from clinical_gym.trainers.common.model import Reference, eval_mode, load_model, prepare_model
+from clinical_gym.trainers.common.model import Reference, eval_mode, frozen_copy, load_model, prepare_model
 from clinical_gym.trainers.common.monitors import env_domain, env_metrics, rollout_metrics
 from clinical_gym.trainers.common.optim import make_optimizer, make_scheduler
 from clinical_gym.trainers.common.sampler import CaseSampler
@@ -231,11 +231,21 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
     if model is None:
         model, tokenizer = load_model(cfg)
     model = prepare_model(model, cfg)
+    reference_needed = cfg.beta > 0 or cfg.ref_kl_monitor
+    frozen = None
+    if cfg.fsdp:  # shard the policy (and a full-fine-tuning reference copy, made first) over the processes
+        frozen = frozen_copy(model, reference_needed)
+        model = sharding.shard(model.to(accelerator.device))
+        if frozen is not None:
+            sharding.shard(frozen.to(accelerator.device))
     optimizer = make_optimizer(model, cfg)
     scheduler = make_scheduler(optimizer, cfg, cfg.total_steps * cfg.num_iterations * cfg.num_minibatches)
-    model, optimizer = accelerator.prepare(model, optimizer)
+    if cfg.fsdp:
+        optimizer = accelerator.prepare(optimizer)  # the sharded model is not wrapped again (no DDP)
+    else:
+        model, optimizer = accelerator.prepare(model, optimizer)
     policy_model = accelerator.unwrap_model(model)
-    reference = Reference(policy_model, needed=cfg.beta > 0 or cfg.ref_kl_monitor)
+    reference = Reference(policy_model, needed=reference_needed, frozen=frozen)
     text = text_tokenizer(tokenizer)  # a vision-language model's processor holds its text tokenizer
     pad_id = text.pad_token_id if text.pad_token_id is not None else text.eos_token_id
     vision = VisionInputs(tokenizer) if is_processor(tokenizer) else None
@@ -260,19 +270,22 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
 
     for step in range(start_step + 1, cfg.total_steps + 1):
         began = time.perf_counter()
-        # 1. rollouts: G per case, zero-variance groups dropped and refilled (dynamic sampling)
-        groups, seen, refills = collect_groups(collector, sampler, cfg, step, accelerator)
-        trajectories = [t for group in groups for t in group]
-        rollout_s = time.perf_counter() - began
+        with sharding.gathered(model, reference.copy):  # --fsdp: the passes without gradients on full parameters
+            # 1. rollouts: G per case, zero-variance groups dropped and refilled (dynamic sampling)
+            groups, seen, refills = collect_groups(collector, sampler, cfg, step, accelerator)
+            trajectories = [t for group in groups for t in group]
+            rollout_s = time.perf_counter() - began
 
-        # 2. group-relative advantages (Eq. 1), one per episode, shared by its generated tokens; the episode reward
-        #    is the environment's, or the cosine length reward (TT-OPD Eq. 3) with --cosine-reward
-        rewards = torch.tensor([episode_rewards(group, cfg) for group in groups], dtype=torch.float)
-        advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon, valid_episodes(groups)).flatten()
+            # 2. group-relative advantages (Eq. 1), one per episode, shared by its generated tokens; the episode
+            #    reward is the environment's, or the cosine length reward (TT-OPD Eq. 3) with --cosine-reward
+            rewards = torch.tensor([episode_rewards(group, cfg) for group in groups], dtype=torch.float)
+            advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon,
+                                          valid_episodes(groups)).flatten()
 
-        # 3. tokens with environment tokens masked (and every token of an episode that ended with an error); reference (and, for off-policy updates, old-policy) logprobs
-        batch = pack(trajectories, advantages.tolist(), pad_id, vision).to(accelerator.device)
-        batch = add_old_and_ref_logprobs(policy_model, reference, batch, cfg)
+            # 3. tokens with environment tokens masked (and every token of an episode that ended with an error);
+            #    reference (and, for off-policy updates, old-policy) logprobs
+            batch = pack(trajectories, advantages.tolist(), pad_id, vision).to(accelerator.device)
+            batch = add_old_and_ref_logprobs(policy_model, reference, batch, cfg)
 
         # 4. clipped-surrogate updates (Eq. 2-5)
         generator = torch.Generator().manual_seed(int(np.random.SeedSequence([cfg.seed, step]).generate_state(1)[0]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
+from typing import ClassVar
 
 from clinical_gym.trainers.common.config import option
 from clinical_gym.trainers.grpo.config import GRPOConfig
@@ -39,6 +40,8 @@ class TTOPDConfig(GRPOConfig):
         hint_correct / hint_wrong: the reinforcing / corrective hint text (none: the environment's default,
         trainers/ttopd/hints.py); "{field}" inserts a field of the episode's outcome.
     """
+
+    supports_fsdp: ClassVar[bool] = False  # the EMA teacher is not sharded yet
 
     output_dir: str = option("run folder: metrics.jsonl and checkpoints/", default="runs/ttopd")
     beta: float = option("KL coefficient to the reference (k3); 0 disables it (TT-OPD: 0.01)", default=0.01)
