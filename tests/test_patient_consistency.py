@@ -14,7 +14,7 @@ from clinical_gym.cases import library, load_cases, read_case_file
 from clinical_gym.cases.leakage import leaked_terms
 from clinical_gym.cases.topics import SYMPTOMS
 from clinical_gym.domains.inquiry.consistency import ConsistencyCheck, case_claims
-from clinical_gym.domains.inquiry.patient import HOLD_BACK, NO_EVENT, RuleBasedPatient
+from clinical_gym.domains.inquiry.patient import HOLD_BACK, NO_EVENT, RuleBasedPatient, case_index
 from question_bank import STANDARD_QUESTIONS, presence_question
 
 FIXTURES = Path(__file__).parent / "fixtures" / "case_formats"
@@ -143,3 +143,16 @@ def test_an_event_question_about_a_recorded_fact_is_never_denied():
         reply = patient(case).reply(question)
         assert HOLD_BACK[1:] in reply.text and NO_EVENT["deny"][1:] not in reply.text, (question, reply.text)
     assert patient(case).reply("Did you pass urine during it?").facts == ("incontinence",)  # asked specifically
+
+
+@pytest.mark.parametrize("question", ["What brings you in?", "What's the problem?", "How can I help you?",
+                                      "Why did you come in today?", "Tell me what happened."])
+def test_an_open_question_about_the_visit_is_answered_with_the_complaint(question):
+    """The first thing a doctor asks gets the main complaint on every library case (it was refused, -2, or answered
+    with whatever fact shared a word: "What's wrong?" told a brother's lung history)."""
+    for case in library():
+        reply = patient(case).reply(question)
+        assert reply.kind == "answered" and reply.facts, (case.id, question, reply.text)
+        chief = case_index(case).chief
+        assert chief in case_claims(case)[reply.facts[0]].affirms, (case.id, question, reply.text)
+        assert not leaked_terms(reply.text, case.diagnosis)

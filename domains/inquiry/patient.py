@@ -53,6 +53,12 @@ _EVENT_QUESTION = re.compile(
     r"(?i)^\s*(?:(?:so|and|also|ok(?:ay)?|now|tell me),?\s+)?(?:(?:have|has|had|did|were|was)\s+(?:you|anyone|anybody|your\s+\w+)\b|"
     r"(?:any|ever)\b|(?:do|does|are|is)\s+(?:you|anyone)\s+(?:\w+\s+){0,2}(?:had|been|ever)\b)"
 )
+# An open question about why the patient came ("What brings you in?", "What's wrong?"): told the main complaint.
+_COMPLAINT_QUESTION = re.compile(
+    r"(?i)\b(?:what (?:brings|brought) you|what(?:'s| is| seems to be)(?: the)? (?:problem|matter|trouble)|"
+    r"what(?:'s| is) wrong|how can i help|why (?:did|have) you come|what(?: has)? happened|"
+    r"what(?:'s| has) been (?:going on|happening)|tell me (?:more )?about (?:it|this|the problem|your (?:symptoms?|problem)))"
+)
 BM25_MIN_SCORE = 1.0
 EVENT_WORD_SHARE = 2 / 3
 MAX_PARTS = 6
@@ -216,6 +222,11 @@ class RuleBasedPatient:
 
     # -- choosing what to say -----------------------------------------------------------------------------
     def _answer(self, q: QuestionTopics, question: str) -> PatientReply:
+        chief = self._index.chief
+        if chief and not q.explicit_symptoms and _COMPLAINT_QUESTION.search(question):  # "What brings you in?"
+            fact = self._best(q, frozenset({chief}), named=chief)
+            if fact is not None:
+                return PatientReply(fact.text, "answered" if fact.present else "denied", (fact.id,))
         answer = _Answer()
         groups = self._symptom_groups(q)
         if groups is None:
