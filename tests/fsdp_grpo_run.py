@@ -1,6 +1,7 @@
-"""Sharded GRPO runs for tests/test_fsdp_training.py, launched with ``torchrun --nproc_per_node 2`` (gloo on CPU):
+"""Sharded GRPO and PPO runs for tests/test_fsdp_training.py, launched with ``torchrun --nproc_per_node 2`` (gloo on CPU):
 for full fine-tuning (with a sharded reference copy, beta > 0) and LoRA, a straight run of 3 steps and a run of
-1 step resumed to 3, and for full fine-tuning the same run unsharded (DDP); rank 0 writes what the test checks as
+1 step resumed to 3, and for full fine-tuning the same run unsharded (DDP); PPO with full fine-tuning (value head
+and reference) likewise; rank 0 writes what the test checks as
 JSON to argv[1]."""
 
 from __future__ import annotations
@@ -19,17 +20,25 @@ from test_grpo_toy_env import DONOR, HEART, QuizEnv  # noqa: E402
 from clinical_gym.trainers.common import sharding  # noqa: E402
 from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
 from clinical_gym.trainers.grpo.config import GRPOConfig  # noqa: E402
-from clinical_gym.trainers.grpo.train import main  # noqa: E402
+from clinical_gym.trainers.grpo.train import main as grpo_main  # noqa: E402
+from clinical_gym.trainers.ppo.config import PPOConfig  # noqa: E402
+from clinical_gym.trainers.ppo.train import main as ppo_main  # noqa: E402
 
 TOTAL = 3
 
 
-def config(run: Path, **overrides: object) -> GRPOConfig:
-    settings = dict(model="in-memory", env="QuizEnv", output_dir=str(run), total_steps=TOTAL, save_every=1,
-                    keep_checkpoints=1, group_size=4, groups_per_step=2, num_iterations=2, num_minibatches=2,
-                    max_turn_tokens=3, max_episode_tokens=64, learning_rate=1e-2, beta=0.05, seed=3, progress=False,
-                    report_to="none", fsdp=True, generation_engine="transformers", cpu=True, torch_threads=1)
-    return GRPOConfig(**{**settings, **overrides})
+COMMON = dict(model="in-memory", env="QuizEnv", total_steps=TOTAL, save_every=1, keep_checkpoints=1, group_size=4,
+              groups_per_step=2, num_minibatches=2, max_turn_tokens=3, max_episode_tokens=64, learning_rate=1e-2,
+              seed=3, progress=False, report_to="none", fsdp=True, generation_engine="transformers", cpu=True,
+              torch_threads=1)
+
+
+def config(run: Path, **overrides: object) -> GRPOConfig | PPOConfig:
+    """GRPO's settings (beta > 0: a reference), or PPO's with ``ppo=True`` (kl_coef > 0, a value head)."""
+    if overrides.pop("ppo", False):
+        return PPOConfig(**{**COMMON, "output_dir": str(run), "num_epochs": 2, "value_learning_rate": 3e-2,
+                            "kl_coef": 0.05, **overrides})
+    return GRPOConfig(**{**COMMON, "output_dir": str(run), "num_iterations": 2, "beta": 0.05, **overrides})
 
 
 def fresh(tokenizer):
@@ -60,6 +69,7 @@ def reset_accelerate() -> None:
 
 def scenario(root: Path, tokenizer, **overrides: object) -> dict:
     quiz = lambda: QuizEnv((DONOR, HEART))  # noqa: E731
+    main = ppo_main if overrides.get("ppo") else grpo_main
     seen = {"collected": 0}
 
     def count(trajectories):  # an on_collect hook: rollouts were generated (with gathered parameters)
@@ -77,11 +87,17 @@ def scenario(root: Path, tokenizer, **overrides: object) -> dict:
     straight, resumed = final_state(root / "straight"), final_state(root / "resumed")
     matches_ddp = None
     if overrides.get("lora_r") is None:  # the same run unsharded (DDP): equal up to float summation order
-        main(config(root / "ddp", fsdp=False), env_factory=quiz, model=fresh(tokenizer), tokenizer=tokenizer)
+        main(config(root / "ddp", fsdp=False, **overrides), env_factory=quiz, model=fresh(tokenizer),
+             tokenizer=tokenizer)
         reset_accelerate()
         ddp = final_state(root / "ddp")
-        losses = [(a["losses/policy_loss"], b["losses/policy_loss"])
+        losses = [(a[name], b[name]) for name in ("losses/policy_loss", "losses/kl_ref")
                   for a, b in zip(metric_rows(root / "straight"), metric_rows(root / "ddp"), strict=True)]
+        if (root / "ddp" / "checkpoints" / f"step-{TOTAL:06d}" / "value_head.safetensors").exists():
+            from safetensors.torch import load_file
+
+            head = load_file(root / "ddp" / "checkpoints" / f"step-{TOTAL:06d}" / "value_head.safetensors")
+            ddp = {**{f"policy.{k}": v for k, v in ddp.items()}, **{f"value_head.{k}": v for k, v in head.items()}}
         matches_ddp = (all(torch.allclose(straight[k], v, atol=1e-4) for k, v in ddp.items())
                        and all(abs(a - b) <= 1e-5 + 1e-3 * abs(b) for a, b in losses))
     first = torch.load(root / "straight" / "checkpoints" / f"step-{TOTAL:06d}" / "optimizer.pt")
@@ -91,11 +107,15 @@ def scenario(root: Path, tokenizer, **overrides: object) -> dict:
             "same_metrics": metric_rows(root / "straight") == metric_rows(root / "resumed"),
             "weights_moved": (any(v.abs().sum() > 0 for k, v in straight.items() if "lora_B" in k)  # LoRA B starts at 0
                               if any("lora_" in k for k in straight) else
-                              any(not torch.equal(straight[k], initial[k]) for k in initial if k in straight)),
-            "full_shapes": all(tuple(v.shape) == tuple(initial[k.replace("base_model.model.", "").replace(
-                ".base_layer", "")].shape) for k, v in straight.items() if "lora_" not in k),
+                              any(not torch.equal(straight[k], initial[k.removeprefix("policy.")])
+                                  for k in straight if k.removeprefix("policy.") in initial)),
+            "full_shapes": all(tuple(v.shape) == tuple(initial[k.removeprefix("policy.").replace(
+                "base_model.model.", "").replace(".base_layer", "")].shape) for k, v in straight.items()
+                if "lora_" not in k and not k.startswith("value_head")),
+            "value_head": any(k.startswith("value_head.") for k in straight),
             "optimizer_params": len(first["state"]),
             "finite_loss": all(abs(r["losses/policy_loss"]) < 1e6 for r in metric_rows(root / "straight")),
+            "kl_ref": [r["losses/kl_ref"] for r in metric_rows(root / "straight")],
             "kl_logged": all(r["losses/kl_ref"] == r["losses/kl_ref"] for r in metric_rows(root / "straight")),
             "steps": len(metric_rows(root / "straight")), "collected": seen["collected"],
             "matches_ddp": matches_ddp}
@@ -121,7 +141,8 @@ if __name__ == "__main__":
 
     state = PartialState(cpu=True)
     results = {"layout": sharded_layout(tokenizer), "full_finetune": scenario(out / "full", tokenizer),
-               "lora": scenario(out / "lora", tokenizer, lora_r=4, lora_dropout=0.0)}
+               "lora": scenario(out / "lora", tokenizer, lora_r=4, lora_dropout=0.0),
+               "ppo_full_finetune": scenario(out / "ppo", tokenizer, ppo=True)}
     if state.is_main_process:
         (out / "result.json").write_text(json.dumps(results, indent=1))
     state.wait_for_everyone()

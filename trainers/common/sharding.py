@@ -35,23 +35,32 @@ def _fsdp() -> Any:
 
 def shard(model: Any) -> Any:
     """``model`` sharded in place: each decoder layer (the classes in ``_no_split_modules`` of the transformers
-    model, found through a peft wrapper too) one FSDP unit, then the root. Needs an initialised process group."""
+    model inside it, under a peft wrapper or PPO's policy-with-value-head too) one FSDP unit, then the root (which
+    holds the rest: embeddings, final norm, head, a value head). Needs an initialised process group."""
     fsdp = _fsdp()
     if not torch.distributed.is_initialized():
         raise RuntimeError("fsdp needs several processes: launch with 'accelerate launch --num_processes N' or "
                            "'torchrun --nproc_per_node N'")
-    layer_names = set(getattr(_transformers_model(model), "_no_split_modules", None) or ())
+    layer_names = next((set(m._no_split_modules) for m in model.modules() if getattr(m, "_no_split_modules", None)),
+                       set())
     layers = [m for m in model.modules() if type(m).__name__ in layer_names]
     if not layers:
         raise ValueError(f"cannot find the decoder layers of {type(model).__name__} to shard (no _no_split_modules)")
     for layer in layers:
         fsdp.fully_shard(layer)
     fsdp.fully_shard(model)
+    # FSDP2 initialises lazily, at the first forward pass, taking the module it runs first as the root; PPO generates
+    # with the policy inside the policy-with-value-head root, so initialise from the root now
+    model._get_fsdp_state()._lazy_init()
     return model
 
 
 def is_sharded(model: Any) -> bool:
-    return model is not None and isinstance(model, _fsdp().FSDPModule)
+    """Whether ``model`` or a module inside it is sharded (PPO's policy sits inside the sharded root)."""
+    if model is None or not hasattr(model, "modules"):
+        return False
+    unit = _fsdp().FSDPModule
+    return isinstance(model, unit) or any(isinstance(m, unit) for m in model.modules())
 
 
 @contextmanager
@@ -102,8 +111,3 @@ def load_full_optimizer_state(model: Any, optimizer: Any, state: dict[str, Any])
 def _inner(optimizer: Any) -> Any:
     """The torch optimizer inside accelerate's wrapper."""
     return getattr(optimizer, "optimizer", optimizer)
-
-
-def _transformers_model(model: Any) -> Any:
-    get_base = getattr(model, "get_base_model", None)
-    return get_base() if callable(get_base) else model

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from clinical_gym.trainers.common.config import AGGREGATIONS, TrainerConfig, option
 
@@ -34,6 +35,8 @@ class PPOConfig(TrainerConfig):
         num_epochs: passes over each batch; num_minibatches: optimizer steps per pass.
         value_learning_rate: the value head's learning rate (none: learning_rate).
     """
+
+    supports_fsdp: ClassVar[bool] = True
 
     output_dir: str = option("run folder: metrics.jsonl and checkpoints/", default="runs/ppo")
     group_size: int = option("rollouts per case (1: plain PPO)", default=4)

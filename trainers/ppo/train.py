@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, Trajectory
-from clinical_gym.trainers.common import runtime
+from clinical_gym.trainers.common import runtime, sharding
 from clinical_gym.trainers.common.batch import TokenBatch, pack
 from clinical_gym.trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from clinical_gym.trainers.common.config_cli import module_main
@@ -37,7 +37,7 @@ from clinical_gym.trainers.common.gae import (
 from clinical_gym.trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
 from clinical_gym.trainers.common.losses import k3_kl, token_weights
 from clinical_gym.trainers.common.metrics_log import MetricsLog
-from clinical_gym.trainers.common.model import Reference, eval_mode, load_model, prepare_model
+from clinical_gym.trainers.common.model import Reference, eval_mode, frozen_copy, load_model, prepare_model
 from clinical_gym.trainers.common.monitors import env_domain, env_metrics, rollout_metrics
 from clinical_gym.trainers.common.optim import make_optimizer, make_scheduler
 from clinical_gym.trainers.common.sampler import CaseSampler
@@ -253,20 +253,32 @@ def main(cfg: PPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, mo
     if model is None:
         model, tokenizer = load_model(cfg)
     actor_critic = PolicyWithValueHead(prepare_model(model, cfg))
+    reference_needed = cfg.kl_coef > 0 or cfg.ref_kl_monitor
+    frozen = None
+    if cfg.fsdp:  # shard the policy with its value head (and a full-fine-tuning reference copy, made first)
+        frozen = frozen_copy(actor_critic.policy, reference_needed)
+        actor_critic = sharding.shard(actor_critic.to(accelerator.device))
+        if frozen is not None:
+            sharding.shard(frozen.to(accelerator.device))
     optimizer = make_optimizer(actor_critic.policy, cfg)  # the adapters (LoRA) or every weight
     optimizer.add_param_group({"params": list(actor_critic.value_head.parameters()),
                                "lr": cfg.value_learning_rate or cfg.learning_rate})
     scheduler = make_scheduler(optimizer, cfg, cfg.total_steps * cfg.num_epochs * cfg.num_minibatches)
-    model, optimizer = accelerator.prepare(actor_critic, optimizer)
+    if cfg.fsdp:
+        model, optimizer = actor_critic, accelerator.prepare(optimizer)  # not wrapped again (no DDP)
+    else:
+        model, optimizer = accelerator.prepare(actor_critic, optimizer)
     actor_critic = accelerator.unwrap_model(model)
     policy_model = actor_critic.policy
-    reference = Reference(policy_model, needed=cfg.kl_coef > 0 or cfg.ref_kl_monitor)
+    reference = Reference(policy_model, needed=reference_needed, frozen=frozen)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
     # -- resume ---------------------------------------------------------------------------------------------------
     checkpoints = Path(cfg.output_dir) / "checkpoints"
     saved = dict(accelerator=accelerator, model=policy_model, optimizer=optimizer, scheduler=scheduler,
                  modules={VALUE_HEAD_FILE: actor_critic.value_head})  # the value head is saved and restored too
+    if cfg.fsdp:  # the sharded module is the policy with its head: its full state dict holds both
+        saved.update(model=actor_critic, modules={})
     start_step = 0
     if cfg.resume and (found := latest_checkpoint(checkpoints)) is not None:
         state = load_checkpoint(found, **saved)
@@ -285,14 +297,15 @@ def main(cfg: PPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, mo
 
     for step in range(start_step + 1, cfg.total_steps + 1):
         began = time.perf_counter()
-        # 1. rollouts: group_size per case
-        trajectories = collect(collector, sampler, cfg, step, accelerator)
-        rollout_s = time.perf_counter() - began
+        with sharding.gathered(model, reference.copy):  # --fsdp: the passes without gradients on full parameters
+            # 1. rollouts: group_size per case
+            trajectories = collect(collector, sampler, cfg, step, accelerator)
+            rollout_s = time.perf_counter() - began
 
-        # 2. tokens (environment tokens masked); π_θold logprobs, values V and π_ref logprobs at generated tokens
-        packed = pack(trajectories, [0.0] * len(trajectories), pad_id)
-        batch = PPOBatch(**{f.name: getattr(packed, f.name) for f in fields(packed)}).to(accelerator.device)
-        batch = add_rollout_estimates(model, policy_model, reference, batch, cfg)
+            # 2. tokens (environment tokens masked); π_θold logprobs, values V and π_ref logprobs at generated tokens
+            packed = pack(trajectories, [0.0] * len(trajectories), pad_id)
+            batch = PPOBatch(**{f.name: getattr(packed, f.name) for f in fields(packed)}).to(accelerator.device)
+            batch = add_rollout_estimates(model, policy_model, reference, batch, cfg)
 
         # 3. token rewards at turn ends, minus the k1 KL in "reward" mode (Eq. 1); GAE and whitening (Eq. 2-3)
         rewards, k1 = token_rewards(trajectories, batch, cfg)
