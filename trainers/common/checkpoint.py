@@ -6,7 +6,7 @@ Layout: ``<root>/step-000012/{model/, optimizer.pt, scheduler.pt, rng_state_<ran
 trainer_state.json}`` (the trainer state of each process, and the main one's),
 plus ``<name>.safetensors`` for each extra module a trainer passes (e.g. a value head). A sharded model (``--fsdp``)
 writes full state dicts gathered from every process (``model/full_state.pt``, the optimizer keyed by parameter
-name), so it resumes on any number of processes.
+name), so its weights and optimizer load on any number of processes.
 Files are written and read with ``torch.save``/``torch.load(weights_only=False)``: load only checkpoints you wrote.
 """
 
