@@ -137,10 +137,10 @@ def test_recorded_values_win_over_a_disease_shift():
 
 
 def test_a_value_recorded_in_a_group_answers_the_catalogue_test_it_is():
-    """A recorded "Blood Tests - TSH" (a one-component test to the catalogue) answers "Thyroid stimulating hormone"
+    """A recorded "Blood Work - TSH" (a one-component test to the catalogue) answers "Thyroid stimulating hormone"
     and the TSH of "Thyroid function tests": a suppressed TSH is never synthesised normal. A CSF white count is not
     the blood count's."""
-    case = osce_case({"Blood_Tests": {"TSH": "0.01 mIU/L (0.4-4.0)", "Troponin": "2.4 ng/mL (<0.04)"},
+    case = osce_case({"Blood_Work": {"TSH": "0.01 mIU/L (0.4-4.0)", "Troponin": "2.4 ng/mL (<0.04)"},
                       "Lumbar_Puncture": {"WBC": "1,200 cells/μL"}}, "Graves disease")
     wm = world(case)
     for order in ("Thyroid stimulating hormone", "Thyroid function tests"):
@@ -149,6 +149,8 @@ def test_a_value_recorded_in_a_group_answers_the_catalogue_test_it_is():
     assert "Troponin: Value: 2.4" in wm.result("High-sensitivity troponin", []).text
     cbc = wm.result("Complete blood count", [])
     assert cbc.source == "synthesised" and "1200" not in cbc.text
+    bloods = wm.result("blood tests", [])  # the lumbar puncture is no blood test
+    assert "TSH" in bloods.text and "1200" not in bloods.text, bloods.text
 
 
 def test_the_opening_tells_an_imported_complaint_once():

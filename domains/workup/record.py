@@ -31,12 +31,15 @@ from clinical_gym.domains.workup.catalogue import GENERIC_WORDS, Catalogue, Comp
 NEST = " - "  # how imported names join a group and its parts ("Imaging - Chest CT")
 NEAR_RATIO = 0.9  # a recorded name this similar to the order (and 6+ letters long) is read as a typo of it
 SUGGEST_RATIO = 0.6
+# Words of a test on a specimen other than blood: such a test is no "blood test" and its values no blood component.
+_NON_BLOOD_WORDS = frozenset({"urine", "urinalysis", "urinary", "csf", "cerebrospinal", "lumbar", "stool", "fecal",
+                              "faecal", "fluid", "ascitic", "pleural", "peritoneal", "sputum", "synovial", "aspirate"})
 # Group words a doctor orders by, and the recorded tests each stands for (by category and, optionally, name words).
 _GROUP_WORDS: tuple[tuple[frozenset[tuple[str, ...]], frozenset[str], frozenset[str]], ...] = (
     (frozenset({("blood", "test"), ("blood", "work"), ("blood",), ("bloods",), ("lab",), ("lab", "test"), ("lab", "work"), ("laboratory",),
                 ("laboratory", "test"), ("laboratory", "study"), ("laboratory", "result"), ("lab", "result"), ("blood", "panel"),
                 ("routine", "blood"), ("basic", "lab"), ("serum", "test")}),
-     frozenset({"lab"}), frozenset({"urine", "urinalysis", "csf", "cerebrospinal", "stool", "fluid", "ascitic", "pleural", "sputum"})),
+     frozenset({"lab"}), _NON_BLOOD_WORDS),
     (frozenset({("imaging",), ("radiology",), ("scan",), ("imaging", "study"), ("radiological", "study"), ("x", "ray", "scan")}),
      frozenset({"imaging"}), frozenset()),
     (frozenset({("microbiology",), ("culture",), ("culture", "test"), ("microbiology", "test"), ("swab",)}),
@@ -46,13 +49,11 @@ _GROUP_WORDS: tuple[tuple[frozenset[tuple[str, ...]], frozenset[str], frozenset[
     (frozenset({("urine", "test"), ("urine",), ("urine", "study")}), frozenset({"lab", "microbiology"}), frozenset()),
 )
 _URINE_WORDS = frozenset({"urine", "urinalysis", "urinary"})
-_SPECIMEN_WORDS = frozenset({*_URINE_WORDS, "csf", "cerebrospinal", "lumbar", "stool", "fecal", "faecal", "fluid",
-                             "ascitic", "pleural", "peritoneal", "sputum", "synovial", "aspirate"})
 
 
 def _specimen(*names: str) -> frozenset[str]:
     """The words naming a specimen other than blood in any of ``names``."""
-    return frozenset(w for name in names for w in exam_words(name)) & _SPECIMEN_WORDS
+    return frozenset(w for name in names for w in exam_words(name)) & _NON_BLOOD_WORDS
 
 
 @dataclass(frozen=True)
