@@ -1,6 +1,7 @@
-"""Sharded GRPO and PPO (``--fsdp``) with two real processes on the CPU (torchrun, gloo): parameters split between
-the processes, generation with gathered parameters, full fine-tuning with a sharded reference copy, LoRA, PPO's
-value head, exact resume from a checkpoint, and the same result as the unsharded (DDP) run. TT-OPD refuses --fsdp."""
+"""Sharded GRPO, PPO and TT-OPD (``--fsdp``) with two real processes on the CPU (torchrun, gloo): parameters split
+between the processes, generation with gathered parameters, full fine-tuning with a sharded reference copy, LoRA,
+PPO's value head, TT-OPD's EMA teacher (a second adapter, or a sharded copy), exact resume from a checkpoint (student
+and teacher), and the same result as the unsharded (DDP) run."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_process_sharded_grpo_and_ppo_resume_exactly_and_match_ddp(tmp_path):
+def test_two_process_sharded_trainers_resume_exactly_and_match_ddp(tmp_path):
     result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr",
                              "127.0.0.1", "--master_port", str(free_port()), "tests/fsdp_grpo_run.py", str(tmp_path)],
                             cwd=ROOT,
@@ -35,20 +36,20 @@ def test_two_process_sharded_grpo_and_ppo_resume_exactly_and_match_ddp(tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     found = json.loads((tmp_path / "result.json").read_text())
     assert found["layout"] == {"world": 2, "local_embed": [80, 64], "full_embed": [160, 64], "all_dtensors": True}
-    for name in ("full_finetune", "lora", "ppo_full_finetune"):
+    for name in ("full_finetune", "lora", "ppo_full_finetune", "ttopd_lora", "ttopd_full_finetune"):
         run = found[name]
         assert run["steps"] == 3 and run["collected"] > 0 and run["finite_loss"] and run["kl_logged"], (name, run)
         assert run["weights_moved"] and run["full_shapes"], (name, run)
         assert run["same_weights"] and run["same_metrics"], (name, "resume is not exact", run)
         assert all(kl > 0 for kl in run["kl_ref"]), (name, "the reference must differ from the trained policy", run)
-    assert found["full_finetune"]["matches_ddp"] is True and found["ppo_full_finetune"]["matches_ddp"] is True
+    for name in ("full_finetune", "ppo_full_finetune", "ttopd_full_finetune"):
+        assert found[name]["matches_ddp"] is True, name
+    assert found["ttopd_lora"]["same_teacher"] and found["ttopd_full_finetune"]["same_teacher"]  # EMA teachers
     assert found["ppo_full_finetune"]["value_head"]  # the value head is in the sharded checkpoint
 
 
-def test_fsdp_settings_are_checked():
-    assert GRPOConfig(model="m", fsdp=True, generation_engine="transformers").fsdp
-    assert PPOConfig(model="m", fsdp=True, generation_engine="transformers").fsdp
-    with pytest.raises(ValueError, match="not available for TTOPD"):
-        TTOPDConfig(model="m", fsdp=True, generation_engine="transformers")
-    with pytest.raises(ValueError, match="--generation-engine transformers"):
-        GRPOConfig(model="m", fsdp=True)
+def test_fsdp_needs_the_transformers_engine():
+    for config in (GRPOConfig, PPOConfig, TTOPDConfig):
+        assert config(model="m", fsdp=True, generation_engine="transformers").fsdp
+        with pytest.raises(ValueError, match="--generation-engine transformers"):
+            config(model="m", fsdp=True)

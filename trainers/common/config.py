@@ -117,16 +117,16 @@ class TrainerConfig:
     progress: bool = option("show a progress bar", default=True)
     cpu: bool = option("train on the CPU even when a GPU is present", default=False)
     fsdp: bool = option("shard parameters, gradients and optimizer state over the training processes (FSDP2; "
-                        "GRPO and PPO; launch with accelerate launch or torchrun)", default=False)
+                        "GRPO, PPO, TT-OPD; launch with accelerate launch or torchrun)", default=False)
     torch_threads: int | None = option("CPU threads for torch (none: torch's default)", default=None)
 
-    # whether the algorithm's trainer shards with --fsdp (GRPO and PPO so far; docs/gpu.md, "Larger than one GPU")
+    # whether the algorithm's trainer shards with --fsdp (GRPO, PPO and TT-OPD; docs/gpu.md, "Larger than one GPU")
     supports_fsdp: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if self.fsdp and not self.supports_fsdp:
-            raise ValueError(f"fsdp is not available for {type(self).__name__.removesuffix('Config')} yet (GRPO and "
-                             "PPO so far; docs/gpu.md, 'Larger than one GPU')")
+            raise ValueError(f"fsdp is not available for {type(self).__name__.removesuffix('Config')} (GRPO, PPO and "
+                             "TT-OPD shard; docs/gpu.md, 'Larger than one GPU')")
         if self.fsdp and self.generation_engine != "transformers":
             raise ValueError("fsdp generates with the transformers engine for now: add --generation-engine "
                              "transformers (vLLM weight sync from a sharded model is not built)")

@@ -51,9 +51,23 @@ class EMATeacher:
                 raise ValueError(f"the teacher adapter needs its own name, not the student's ({adapter_name!r})")
             if adapter_name not in model.peft_config:
                 model.add_adapter(adapter_name, copy.deepcopy(model.peft_config[self.student_adapter]))
-            pairs = _adapter_pairs(model, self.student_adapter, adapter_name)
         else:
             self.copy = copy.deepcopy(model).eval().requires_grad_(False)
+        self.bind(model)
+        self.ema_updates = 0
+        self.copies = 0
+        self.last_ema_step = 0
+        self.last_copy_step = 0
+        self.copy_from(step=0)
+        self.copies = 0
+
+    def bind(self, model: Any) -> None:
+        """Pair every teacher weight with the student's by name. Called again after ``clinical_gym.trainers.common.
+        sharding.shard`` replaced the weights of the student (and of the teacher's copy, sharded the same way): the
+        teacher is made (its adapter added, its copy taken) before sharding, and bound to the sharded weights after."""
+        if self.uses_adapters:
+            pairs = _adapter_pairs(model, self.student_adapter, self.adapter_name)
+        else:
             teacher_params = dict(self.copy.named_parameters())
             pairs = [(name, teacher_params[name], p) for name, p in model.named_parameters()]
         if not pairs:
@@ -64,12 +78,6 @@ class EMATeacher:
         # float32 master copies for low-precision teacher weights (EMA steps of (1 − α) ≈ 0.005 vanish in bfloat16)
         self._master = [t.detach().float().clone() if t.dtype in (torch.float16, torch.bfloat16) else None
                         for t in self._teacher]
-        self.ema_updates = 0
-        self.copies = 0
-        self.last_ema_step = 0
-        self.last_copy_step = 0
-        self.copy_from(step=0)
-        self.copies = 0
 
     # -- moving the teacher ---------------------------------------------------------------------------------------
     @torch.no_grad()
@@ -104,10 +112,11 @@ class EMATeacher:
 
     @torch.no_grad()
     def distance(self) -> float:
-        """‖θ_T − θ_S‖ / ‖θ_S‖ over the followed weights (0 right after a copy)."""
-        diff = sum(float((t.float() - s.detach().float()).pow(2).sum())
-                   for t, s in zip(self._teacher, self._student, strict=True))
-        norm = sum(float(s.detach().float().pow(2).sum()) for s in self._student)
+        """‖θ_T − θ_S‖ / ‖θ_S‖ over the followed weights (0 right after a copy); over every process's shard of
+        sharded weights (then every process must call it)."""
+        diff = _sum_of_squares(t.float() - s.detach().float() for t, s in zip(self._teacher, self._student,
+                                                                              strict=True))
+        norm = _sum_of_squares(s.detach().float() for s in self._student)
         return (diff / norm) ** 0.5 if norm > 0 else diff ** 0.5
 
     # -- using the teacher ----------------------------------------------------------------------------------------
@@ -136,7 +145,8 @@ class EMATeacher:
 
     # -- state --------------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        weights = {name: (t if m is None else m).detach().cpu().clone()
+        """Weights as full CPU tensors (sharded ones gathered: every process must call it) and counters."""
+        weights = {name: _full(t if m is None else m).detach().cpu().clone()
                    for name, t, m in zip(self.names, self._teacher, self._master, strict=True)}
         return {"weights": weights, "ema_updates": self.ema_updates, "copies": self.copies,
                 "last_ema_step": self.last_ema_step, "last_copy_step": self.last_copy_step}
@@ -147,20 +157,20 @@ class EMATeacher:
         if set(weights) != set(self.names):
             raise ValueError("the saved teacher's weights do not match this model's")
         for name, teacher, master in zip(self.names, self._teacher, self._master, strict=True):
-            value = weights[name].to(teacher.device)
+            value = _like(weights[name], teacher)
             teacher.copy_(value)
             if master is not None:
                 master.copy_(value)
         for key in ("ema_updates", "copies", "last_ema_step", "last_copy_step"):
             setattr(self, key, int(state[key]))
 
-    def save(self, folder: str | Path) -> None:
-        """Weights (safetensors) and counters (JSON) into ``folder``."""
+    def save(self, folder: str | Path, state: dict[str, Any] | None = None) -> None:
+        """Weights (safetensors) and counters (JSON) into ``folder`` (``state``: a ``state_dict()`` taken before)."""
         from safetensors.torch import save_file
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        state = self.state_dict()
+        state = dict(state if state is not None else self.state_dict())
         save_file({k: v.contiguous() for k, v in state.pop("weights").items()}, str(folder / WEIGHTS_FILE))
         (folder / STATE_FILE).write_text(json.dumps(state, indent=1), encoding="utf-8")
 
@@ -179,11 +189,12 @@ class EMATeacher:
         teacher, which ``load_from_checkpoint`` finds; stale staged teachers are cleaned up."""
         root = Path(root)
         staged = root / f"{STAGED_PREFIX}step-{step:06d}"
+        state = self.state_dict()  # on every process: sharded weights are gathered
         if is_main_process:
             partial = staged.with_name(staged.name + ".tmp")
             shutil.rmtree(partial, ignore_errors=True)
             shutil.rmtree(staged, ignore_errors=True)
-            self.save(partial)
+            self.save(partial, state)
             os.replace(partial, staged)
         final = write_checkpoint()
         if is_main_process:
@@ -201,6 +212,34 @@ class EMATeacher:
                 return
         raise FileNotFoundError(f"{checkpoint} has no teacher state ({TEACHER_DIR}/{STATE_FILE}): it was not "
                                 "written by a trainer with a teacher")
+
+
+def _full(tensor: torch.Tensor) -> torch.Tensor:
+    """A sharded weight's full tensor (a collective), else the tensor."""
+    return tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor
+
+
+def _like(value: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """``value`` (a full tensor) laid out as ``target``: sharded the same way when ``target`` is sharded."""
+    if hasattr(target, "device_mesh"):
+        from torch.distributed.tensor import distribute_tensor
+
+        return distribute_tensor(value.to(target.device), target.device_mesh, target.placements)
+    return value.to(target.device)
+
+
+def _sum_of_squares(tensors: Any) -> float:
+    """Σ x² over ``tensors``; sharded ones count each process's shard, summed over the processes."""
+    total, group_device = torch.zeros((), dtype=torch.float64), None
+    for tensor in tensors:
+        if hasattr(tensor, "to_local"):
+            tensor = tensor.to_local()
+            group_device = tensor.device
+        total += tensor.double().pow(2).sum().cpu()
+    if group_device is not None:
+        total = total.to(group_device)
+        torch.distributed.all_reduce(total)
+    return float(total)
 
 
 def _adapter_pairs(model: Any, student: str, teacher: str) -> list[tuple[str, torch.Tensor, torch.Tensor]]:

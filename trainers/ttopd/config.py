@@ -41,7 +41,7 @@ class TTOPDConfig(GRPOConfig):
         trainers/ttopd/hints.py); "{field}" inserts a field of the episode's outcome.
     """
 
-    supports_fsdp: ClassVar[bool] = False  # the EMA teacher is not sharded yet
+    supports_fsdp: ClassVar[bool] = True
 
     output_dir: str = option("run folder: metrics.jsonl and checkpoints/", default="runs/ttopd")
     beta: float = option("KL coefficient to the reference (k3); 0 disables it (TT-OPD: 0.01)", default=0.01)

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from clinical_gym.rollout import RolloutCollector, RolloutLimits, Trajectory
-from clinical_gym.trainers.common import runtime
+from clinical_gym.trainers.common import runtime, sharding
 from clinical_gym.trainers.common.batch import TokenBatch, pack
 from clinical_gym.trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from clinical_gym.trainers.common.config_cli import module_main
@@ -33,7 +33,7 @@ from clinical_gym.trainers.common.ema_teacher import EMATeacher
 from clinical_gym.trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
 from clinical_gym.trainers.common.length_reward import outcome_correct
 from clinical_gym.trainers.common.metrics_log import MetricsLog
-from clinical_gym.trainers.common.model import Reference, load_model, prepare_model
+from clinical_gym.trainers.common.model import Reference, frozen_copy, load_model, prepare_model
 from clinical_gym.trainers.common.monitors import env_domain, env_metrics, rollout_metrics
 from clinical_gym.trainers.common.optim import make_optimizer, make_scheduler
 from clinical_gym.trainers.grpo.train import (add_old_and_ref_logprobs, collect_groups, episode_rewards, group_advantages,
@@ -204,12 +204,26 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
     if model is None:
         model, tokenizer = load_model(cfg)
     model = prepare_model(model, cfg)
+    reference_needed = cfg.beta > 0 or cfg.ref_kl_monitor
+    frozen, teacher = None, None
+    if cfg.fsdp:  # the reference copy and the teacher (its adapter, or its copy) are made first, then sharded
+        frozen = frozen_copy(model, reference_needed)
+        teacher = EMATeacher(model)
+        model = sharding.shard(model.to(accelerator.device))
+        for copied in (frozen, teacher.copy):
+            if copied is not None:
+                sharding.shard(copied.to(accelerator.device))
+        teacher.bind(model)  # the sharded weights
     optimizer = make_optimizer(model, cfg)
     scheduler = make_scheduler(optimizer, cfg, cfg.total_steps * cfg.num_iterations * cfg.num_minibatches)
-    model, optimizer = accelerator.prepare(model, optimizer)
+    if cfg.fsdp:
+        optimizer = accelerator.prepare(optimizer)  # the sharded model is not wrapped again (no DDP)
+    else:
+        model, optimizer = accelerator.prepare(model, optimizer)
     policy_model = accelerator.unwrap_model(model)
-    reference = Reference(policy_model, needed=cfg.beta > 0 or cfg.ref_kl_monitor)
-    teacher = EMATeacher(policy_model)  # θ_T ← θ_S; a second LoRA adapter, or a frozen copy of the full model
+    reference = Reference(policy_model, needed=reference_needed, frozen=frozen)
+    if teacher is None:
+        teacher = EMATeacher(policy_model)  # θ_T ← θ_S; a second LoRA adapter, or a frozen copy of the full model
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
     # -- resume ---------------------------------------------------------------------------------------------------
@@ -233,23 +247,25 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
 
     for step in range(start_step + 1, cfg.total_steps + 1):
         began = time.perf_counter()
-        # 1. rollouts: G per case; groups without mixed outcomes dropped and refilled (dynamic sampling)
-        groups, seen, refills = collect_groups(collector, sampler, cfg, step, accelerator, keep=mixed_outcomes)
-        trajectories = [t for group in groups for t in group]
-        rollout_s = time.perf_counter() - began
+        with sharding.gathered(model, reference.copy, teacher.copy):  # --fsdp: no-gradient passes, full weights
+            # 1. rollouts: G per case; groups without mixed outcomes dropped and refilled (dynamic sampling)
+            groups, seen, refills = collect_groups(collector, sampler, cfg, step, accelerator, keep=mixed_outcomes)
+            trajectories = [t for group in groups for t in group]
+            rollout_s = time.perf_counter() - began
 
-        # 2. cosine length reward (Eq. 3; the environment's reward with --no-cosine-reward) and group-relative
-        #    advantages (GRPO Eq. 1)
-        rewards = torch.tensor([episode_rewards(group, cfg) for group in groups], dtype=torch.float)
-        advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon, valid_episodes(groups)).flatten()
+            # 2. cosine length reward (Eq. 3; the environment's reward with --no-cosine-reward) and group-relative
+            #    advantages (GRPO Eq. 1)
+            rewards = torch.tensor([episode_rewards(group, cfg) for group in groups], dtype=torch.float)
+            advantages = group_advantages(rewards, cfg.scale_rewards, cfg.advantage_epsilon,
+                                          valid_episodes(groups)).flatten()
 
-        # 3. the student's tokens (never a hint); reference and old-policy logprobs; the teacher's logprobs on the
-        #    hinted sequences, moved back onto the student's positions
-        batch = pack(trajectories, advantages.tolist(), pad_id).to(accelerator.device)
-        batch = add_old_and_ref_logprobs(policy_model, reference, batch, cfg)
-        sequences = teacher_sequences(trajectories, cfg, templates, tokenizer)
-        batch = add_teacher_logprobs(policy_model, teacher, batch, sequences, cfg, pad_id)
-        teacher_age = {**teacher.age(step), "teacher/weight_distance": teacher.distance()}
+            # 3. the student's tokens (never a hint); reference and old-policy logprobs; the teacher's logprobs on the
+            #    hinted sequences, moved back onto the student's positions
+            batch = pack(trajectories, advantages.tolist(), pad_id).to(accelerator.device)
+            batch = add_old_and_ref_logprobs(policy_model, reference, batch, cfg)
+            sequences = teacher_sequences(trajectories, cfg, templates, tokenizer)
+            batch = add_teacher_logprobs(policy_model, teacher, batch, sequences, cfg, pad_id)
+            teacher_age = {**teacher.age(step), "teacher/weight_distance": teacher.distance()}
 
         # 4. Eq. 4: GRPO loss on the cosine reward + λ · turn-level KL to the teacher (Eq. 2)
         generator = torch.Generator().manual_seed(int(np.random.SeedSequence([cfg.seed, step]).generate_state(1)[0]))
