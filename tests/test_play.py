@@ -63,8 +63,10 @@ def test_workup_orders_by_exam_name_and_catches_unknown_names_before_sending(mon
     assert "is not a recognised examination" in out  # '!' sends it anyway and it uses a turn
     assert turns_shown(out) == ["1"] * 4 + ["2", "2", "3"]
     assert out.index("! Last turn") < out.index("[turn 3/3] >")
-    assert "exams: precision 1.00, recall 1.00, F1 1.00; key exams were: Chest X-ray" in out
-    assert re.search(r"\n  diagnosis\s+\+1\.000\n  exams\s+\+0\.500\n  turn\s+\+0\.100", out)
+    # Orders the catalogue does not know count against precision (DiagGym counts every order): the forced
+    # '!frobnicate scan' is one of the two orders sent; the caught 'frobnicate scan' was never sent (else 1/3).
+    assert "exams: precision 0.50, recall 1.00, F1 0.67; key exams were: Chest X-ray" in out
+    assert re.search(r"\n  diagnosis\s+\+1\.000\n  exams\s+\+0\.333\n  turn\s+\+0\.100", out)  # half the F1
 
 
 def test_tool_domain_short_form_json_and_summary(monkeypatch, capsys):
