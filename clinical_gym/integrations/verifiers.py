@@ -68,15 +68,9 @@ class ClinicalTasksetConfig(vf.TasksetConfig):
 
 def make_env(data: ClinicalData) -> Any:
     """The episode's environment: local ``gym.make`` or a ``RemoteEnv`` session."""
-    import gymnasium as gym
+    from clinical_gym.server.client import local_or_remote
 
-    import clinical_gym  # noqa: F401  (registers the ids)
-
-    if data.remote:
-        from clinical_gym.server import RemoteEnv
-
-        return RemoteEnv(data.remote, data.env_id)
-    return gym.make(data.env_id, **data.env_kwargs)
+    return local_or_remote(data.env_id, data.env_kwargs, data.remote)
 
 
 class ClinicalTaskset(vf.Taskset[ClinicalTask, ClinicalTasksetConfig]):

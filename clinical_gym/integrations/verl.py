@@ -26,20 +26,9 @@ from typing import Any
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
 
+from clinical_gym.server.client import local_or_remote as make_env
+
 AGENT_NAME = "clinical_gym_agent"
-
-
-def make_env(env_id: str, env_kwargs: Mapping[str, Any] | None = None, remote: str | None = None) -> Any:
-    """A local environment (``gym.make``) or a session on a clinical-gym server at ``remote``."""
-    import gymnasium as gym
-
-    import clinical_gym  # noqa: F401  (registers the ids)
-
-    if remote:
-        from clinical_gym.server import RemoteEnv
-
-        return RemoteEnv(remote, env_id)
-    return gym.make(env_id, **dict(env_kwargs or {}))
 
 
 @register(AGENT_NAME)

@@ -172,3 +172,13 @@ def _closed_reason(error: Any, url: str) -> str:
     if code == CLOSE_CAPACITY:
         return f"the server at {url} is at capacity"
     return f"the connection to {url} closed ({code or 'no close frame'}{': ' + reason if reason else ''})"
+
+
+def local_or_remote(env_id: str, env_kwargs: dict[str, Any] | None = None, remote: str | None = None) -> gym.Env:
+    """An environment for the adapters (verl, verifiers): ``gym.make(env_id, **env_kwargs)``, or with ``remote`` a
+    session on the clinical-gym server there (whose own env kwargs apply)."""
+    if remote:
+        return RemoteEnv(remote, env_id)
+    import clinical_gym  # noqa: F401  (registers the ids)
+
+    return gym.make(env_id, **dict(env_kwargs or {}))
