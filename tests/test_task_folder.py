@@ -80,3 +80,49 @@ def test_bad_folders_and_files_are_one_line_errors(tmp_path):
         with pytest.raises(ValueError) as caught:
             gym.make("MedicalQA-v0", tasks=str(source))
         assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def _renamed(task, record_ids) -> tuple[str, list[str]]:
+    """``task`` as JSON with every string record id it names given a suffix, and the renamed ids as the error
+    names them."""
+    text = json.dumps([task.model_dump(mode="json", exclude_none=True)])
+    renamed = []
+    for argument, value in task.named_records(record_ids):
+        if isinstance(value, str):
+            text = text.replace(json.dumps(value), json.dumps(f"{value}ZZ"))
+            renamed.append(f"{argument} '{value}ZZ'")
+    return text, renamed
+
+
+@pytest.mark.parametrize("env_id", TOOL_IDS)
+def test_tasks_naming_records_the_database_lacks_fail_at_construction(env_id, tmp_path):
+    """A tasks.json with no db.json beside it used to build on the bundled records, then every call answered
+    "question 'Q054' not found" (issue 17): construction now fails in one line naming the missing records."""
+    cls = _env_class(env_id)
+    task = cls.default_tasks()[0]
+    text, renamed = _renamed(task, cls.record_ids)
+    assert renamed, "the task names no record"
+    (tmp_path / "tasks.json").write_text(text, encoding="utf-8")
+    for kwargs, where in (({}, "the bundled database"), ({"db": cls.default_db()}, "the database given")):
+        with pytest.raises(ValueError) as caught:
+            gym.make(env_id, tasks=tmp_path, **kwargs)
+        message = str(caught.value)
+        assert "\n" not in message and f"not in {where}" in message and renamed[0] in message, message
+        assert f"(task {task.id})" in message and "db.json" in message
+    write_task_folder(tmp_path, [task])  # the same task with the ids the bundled records hold builds
+    assert [t.id for t in gym.make(env_id, tasks=tmp_path).unwrapped.tasks] == [task.id]
+
+
+def test_converted_questions_without_their_records_are_refused(tmp_path, capsys):
+    out = tmp_path / "mcq"
+    assert clinical_gym.cli.main(["tools", "convert", "--from", str(MEDQA), "--domain", "medical_qa",
+                                  "--out", str(out)]) == 0
+    (out / "db.json").unlink()
+    capsys.readouterr()
+    with pytest.raises(ValueError, match=r"record\(s\) the tasks name are not in the bundled database: "
+                                         r"question_id 'Q\d+' \(task mqa-"):
+        gym.make("MedicalQA-v0", tasks=str(out / "tasks.json"), knowledge=None)
+    assert clinical_gym.cli.main(["bench", "--env", "MedicalQA-v0", "--tasks", str(out), "--agent", "oracle",
+                                  "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "question_id 'Q" in err[0] and "db.json" in err[0]

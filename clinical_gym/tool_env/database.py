@@ -44,6 +44,13 @@ class DomainDB(BaseModel):
         copy-on-write scheme, as long as nothing an episode does can change the original."""
         return self.model_copy(deep=True)
 
+    def record_keys(self, collection: str, key: str) -> frozenset[str]:
+        """The ids of the records in ``collection``: the keys of a mapping, or the ``key`` field of a list's rows;
+        as ``record_key`` writes them."""
+        records = getattr(self, collection)
+        ids = records.keys() if isinstance(records, dict) else (getattr(row, key) for row in records)
+        return frozenset(record_key(i) for i in ids)
+
 
 class RecordListsDB(DomainDB):
     """A database whose tools only append to the lists named in ``record_fields``; the rest never changes.
@@ -74,6 +81,12 @@ class RecordListsDB(DomainDB):
             self._cache["static_digest"] = static
         records = canonical_json(self.model_dump(mode="json", include=set(self.record_fields)))
         return sha256_hex(static + records)
+
+
+def record_key(value: Any) -> str:
+    """A record id as ``DomainDB.record_keys`` compares it: text, surrounding spaces dropped, upper case (the tools
+    accept 'q054 ' for 'Q054')."""
+    return str(value).strip().upper()
 
 
 def sha256_hex(text: str) -> str:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from annotated_types import MinLen
 
-from clinical_gym.tool_env.database import DomainDB
+from clinical_gym.tool_env.database import DomainDB, record_key
 from clinical_gym.env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, ClinicalEnv, id_hint
 from clinical_gym.llm import llm_setting
 from clinical_gym.llm.base import LLMClient
@@ -124,12 +124,15 @@ class ToolDomainEnv(ClinicalEnv):
     ``default_db()``, ``default_tasks()``, ``policy_text()`` (classmethods), ``domain_toolkit(db)``,
     ``shared_toolkits()``, ``canonical_arguments(name, arguments)``, ``patient_facts(db, task)``,
     ``clinical_actions(calls)``; class attributes ``review_categories`` (tool name -> patient-data categories it
-    shows), ``can_document`` (the domain has a note-writing tool) and ``task_generator`` (``"module:Class"`` of its
+    shows), ``record_ids`` (a task field or call argument holding a record id -> the database collection holding
+    those records, keyed by it; default ``{"patient_id": "patients"}``: construction fails, naming them, when the
+    tasks name records the database lacks), ``can_document`` (the domain has a note-writing tool) and ``task_generator`` (``"module:Class"`` of its
     ``TaskGenerator``, or None). During an episode ``self.db`` is the episode's
     database, ``self.domain_tools`` the domain toolkit bound to it and ``self.toolkit`` everything the agent can call.
     """
 
     review_categories: ClassVar[Mapping[str, frozenset[ReviewCategory]]] = {}
+    record_ids: ClassVar[Mapping[str, str]] = {"patient_id": "patients"}
     can_document: ClassVar[bool] = False
     task_generator: ClassVar[str | None] = None
 
@@ -160,6 +163,7 @@ class ToolDomainEnv(ClinicalEnv):
         if not self.tasks:
             raise ValueError(f"no tasks{f' in split {split!r}' if split and split != 'all' else ''}")
         self._tasks_by_id = {t.id: t for t in self.tasks}
+        self._check_records("the bundled database" if db is None else "the database given")
         self.cases = self.tasks  # what samplers written for ClinicalEnv read ids from (reset takes them as case_id)
         self.case: Task | None = None
         self.max_turns = max_turns
@@ -171,6 +175,18 @@ class ToolDomainEnv(ClinicalEnv):
         self.tool_schemas = probe.openai_schemas()
         self.tool_kinds = {name: bound.spec.kind for name, bound in probe.tools.items()}
         self.system_prompt = self._system_prompt(probe)
+
+    def _check_records(self, where: str) -> None:
+        """A one-line ValueError naming the records that the tasks name (``record_ids``) and ``base_db`` lacks."""
+        keys = {argument: self.base_db.record_keys(collection, argument)
+                for argument, collection in self.record_ids.items()}
+        missing = list(dict.fromkeys(f"{argument} {value!r} (task {task.id})" for task in self.tasks
+                                     for argument, value in task.named_records(keys)
+                                     if record_key(value) not in keys[argument]))
+        if missing:
+            more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            raise ValueError(f"{len(missing)} record(s) the tasks name are not in {where}: {', '.join(missing[:3])}"
+                             f"{more}; give the tasks' own records (a db.json beside tasks.json, or db=)")
 
     # -- hooks ---------------------------------------------------------------------------------------------------
     @classmethod

@@ -4,7 +4,8 @@
         tasks.json   a JSON list of task objects (``clinical_gym.tool_env.tasks.Task``; pathway task entries for
                      ClinicalPathway-v0), the form the environment's ``load_task_file`` reads
         db.json      optional: the domain's database (its ``DomainDB`` type as JSON) holding every patient,
-                     question, study, ... the tasks name; without it the tasks run on the bundled database
+                     question, study, ... the tasks name; without it the tasks run on the bundled database, and
+                     the environment refuses tasks naming records that database lacks (``ToolDomainEnv.record_ids``)
 
 ``clinical-gym tools convert`` and ``clinical-gym tasks generate`` write this folder; ``gym.make(ENV, tasks=DIR)``
 and ``clinical-gym bench --tasks DIR`` read it for every tool environment, as they do a path to its ``tasks.json``

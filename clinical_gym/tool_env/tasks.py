@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
@@ -275,6 +275,14 @@ class Task(_Model):
 
     def uses(self, basis: RewardBasis) -> bool:
         return basis in self.reward_basis
+
+    def named_records(self, arguments: Collection[str]) -> list[tuple[str, Any]]:
+        """The records the task names, as ``(argument, id)`` pairs in order without repeats: its ``patient_id`` and
+        the value of each of ``arguments`` (e.g. "question_id") in its expected actions."""
+        named = [("patient_id", self.patient_id)] if self.patient_id is not None and "patient_id" in arguments else []
+        named += [(name, action.arguments[name]) for action in self.expected_actions for name in arguments
+                  if isinstance(action.arguments.get(name), (str, int))]
+        return list(dict.fromkeys(named))
 
 
 _TASK_LIST = TypeAdapter(list[Task])

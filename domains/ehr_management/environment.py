@@ -97,6 +97,8 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
 
     bundled = BUNDLED
     review_categories = REVIEWS
+    record_ids = {"patient_id": "patients", "hadm_id": "admissions", "stay_id": "icustays",
+                  "labevent_id": "labevents", "pharmacy_id": "prescriptions"}
     can_document = True
     task_generator = "clinical_gym.domains.ehr_management.generator:EHRManagementGenerator"
 

@@ -40,6 +40,7 @@ class MedicalQAEnv(BundledDomain, ToolDomainEnv):
     """
 
     bundled = BUNDLED
+    record_ids = {"question_id": "questions"}
     task_generator = "clinical_gym.domains.medical_qa.generator:MedicalQAGenerator"
 
     def __init__(self, db: MedicalQADB | None = None, tasks: list[Task] | None = None, split: str | None = None, *,

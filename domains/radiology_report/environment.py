@@ -69,6 +69,7 @@ class RadiologyReportEnv(BundledDomain, ToolDomainEnv):
 
     bundled = BUNDLED
     review_categories = REVIEWS
+    record_ids = {"patient_id": "patients", "accession": "studies"}
     can_document = True
     task_generator = "clinical_gym.domains.radiology_report.generator:RadiologyReportGenerator"
 

@@ -68,6 +68,7 @@ class VisualDiagnosisEnv(BundledDomain, ToolDomainEnv):
 
     bundled = BUNDLED
     review_categories = REVIEWS
+    record_ids = {"patient_id": "patients", "study_id": "studies"}
     can_document = False
     task_generator = "clinical_gym.domains.visual_diagnosis.generator:VisualDiagnosisGenerator"
 
