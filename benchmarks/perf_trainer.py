@@ -1,14 +1,20 @@
-"""Our GRPO step against TRL's ``GRPOTrainer`` step: same tiny model, batch and lengths; time and peak memory.
+"""Our GRPO, PPO and TT-OPD steps against TRL's ``GRPOTrainer`` step: same model, batch and lengths; time and
+peak memory, full fine-tuning and LoRA.
 
     python benchmarks/perf_trainer.py [--prompts 4] [--generations 4] [--completion-tokens 32] [--steps 5]
+        [--trainers grpo,ppo,ttopd] [--lora 0,8] [--hidden 576 --layers 30]   # SmolLM2-135M's size
 
 Both trainers start from the same randomly initialised Llama (``--hidden``, ``--layers``) over SmolLM2's tokenizer
 (or the in-memory one), saved once to a temporary folder; each runs in its own process so peak memory is its own.
 Same settings on both sides: ``--prompts`` prompts x ``--generations`` completions per step, single-turn, at most
 ``--completion-tokens`` new tokens (a random model rarely stops early), full fine-tuning, one optimizer step per
-batch, beta 0 (no reference model), clip 0.2 / 0.28, token-level loss, random rewards. Printed: mean seconds per
-step after the first (warm-up) step, the time ratio ours / TRL, and peak memory (RSS on CPU, allocated CUDA
-memory on GPU).
+batch, beta 0 (no reference model), clip 0.2 / 0.28, token-level loss, random rewards; ``--lora 8`` rows put a
+rank-8 LoRA adapter (alpha 16, every linear layer) on both. PPO runs one epoch (one optimizer step per batch),
+no KL; TT-OPD keeps every group (no outcome filter: the prompts have no outcome) and distils from its EMA teacher
+(a frozen copy of the model for full fine-tuning, a second adapter for LoRA). Printed: mean seconds per step after
+the first (warm-up) step, wall clock and CPU time (ours: between consecutive collections, one step apart; TRL: its
+step callbacks), peak memory (RSS of the whole process on CPU, allocated CUDA memory on GPU), and per row
+the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, time <= 0.8x TRL's GRPOTrainer).
 """
 
 from __future__ import annotations
@@ -29,6 +35,14 @@ import numpy as np
 import torch
 
 from clinical_gym.spaces import UnicodeText
+
+if __package__ in (None, ""):  # run as a script: the goal lines live next to it
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from goals import print_goal
+else:
+    from clinical_gym.benchmarks.goals import print_goal
+
+LORA_ALPHA = 16
 
 QUESTIONS = ("the patient has a fever and a cough since yesterday. what is the most likely cause?",
              "how many chambers does the heart have?", "which blood group is the universal red cell donor?",
@@ -60,28 +74,43 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def run_ours(args: argparse.Namespace) -> list[float]:
+def run_ours(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from clinical_gym.trainers.grpo.config import GRPOConfig
-    from clinical_gym.trainers.grpo.train import main
 
     model = AutoModelForCausalLM.from_pretrained(args.folder)
     tokenizer = AutoTokenizer.from_pretrained(args.folder)
     batch = args.prompts * args.generations
     with tempfile.TemporaryDirectory() as out:
-        cfg = GRPOConfig(model=args.folder, env="PromptEnv", output_dir=out, total_steps=args.steps,
-                         group_size=args.generations, groups_per_step=args.prompts, dynamic_sampling=False,
-                         max_turn_tokens=args.completion_tokens, max_episode_tokens=args.completion_tokens + 256,
-                         num_envs=batch, micro_batch_size=batch, num_minibatches=1, num_iterations=1, beta=0.0,
-                         ref_kl_monitor=False, learning_rate=1e-5, save_every=args.steps, progress=False,
-                         report_to="none", seed=0, cpu=not torch.cuda.is_available(), generation_engine="transformers")
-        main(cfg, env_factory=PromptEnv, model=model, tokenizer=tokenizer)
+        common = dict(model=args.folder, env="PromptEnv", output_dir=out, total_steps=args.steps,
+                      group_size=args.generations, groups_per_step=args.prompts,
+                      max_turn_tokens=args.completion_tokens, max_episode_tokens=args.completion_tokens + 256,
+                      num_envs=batch, micro_batch_size=batch, num_minibatches=1, ref_kl_monitor=False,
+                      learning_rate=1e-5, save_every=args.steps, progress=False, report_to="none", seed=0,
+                      cpu=not torch.cuda.is_available(), generation_engine="transformers", lora_r=args.lora_r,
+                      lora_alpha=LORA_ALPHA, lora_target_modules="all-linear")
+        if args.child == "grpo":
+            from clinical_gym.trainers.grpo.config import GRPOConfig
+            from clinical_gym.trainers.grpo.train import main
+
+            cfg = GRPOConfig(**common, dynamic_sampling=False, num_iterations=1, beta=0.0)
+        elif args.child == "ppo":
+            from clinical_gym.trainers.ppo.config import PPOConfig
+            from clinical_gym.trainers.ppo.train import main  # type: ignore[no-redef]
+
+            cfg = PPOConfig(**common, num_epochs=1, kl_coef=0.0, epsilon_high=0.28)
+        else:
+            from clinical_gym.trainers.ttopd.config import TTOPDConfig
+            from clinical_gym.trainers.ttopd.train import main  # type: ignore[no-redef]
+
+            cfg = TTOPDConfig(**common, dynamic_sampling=False, num_iterations=1, beta=0.0)
+        collected: list[float] = []  # CPU time at each collection: one step apart
+        main(cfg, env_factory=PromptEnv, model=model, tokenizer=tokenizer,
+             on_collect=[lambda _: collected.append(time.process_time())])
         rows = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
-    return [r["charts/step_s"] for r in rows]
+    return [r["charts/step_s"] for r in rows], [float(x) for x in np.diff(collected)]
 
 
-def run_trl(args: argparse.Namespace) -> list[float]:
+def run_trl(args: argparse.Namespace) -> tuple[list[float], list[float]]:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
@@ -90,17 +119,25 @@ def run_trl(args: argparse.Namespace) -> list[float]:
     class StepTimer(TrainerCallback):
         def __init__(self) -> None:
             self.times: list[float] = []
+            self.cpu: list[float] = []
 
         def on_step_begin(self, *a: Any, **k: Any) -> None:
-            self.began = time.perf_counter()
+            self.began, self.began_cpu = time.perf_counter(), time.process_time()
 
         def on_step_end(self, *a: Any, **k: Any) -> None:
             self.times.append(time.perf_counter() - self.began)
+            self.cpu.append(time.process_time() - self.began_cpu)
 
     rng = np.random.default_rng(0)
     prompts = [[{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTIONS[i % len(QUESTIONS)]}]
                for i in range(args.prompts * args.steps)]
     timer = StepTimer()
+    peft_config = None
+    if args.lora_r:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(r=args.lora_r, lora_alpha=LORA_ALPHA, lora_dropout=0.0, target_modules="all-linear",
+                                 task_type="CAUSAL_LM")
     with tempfile.TemporaryDirectory() as out:
         config = GRPOConfig(output_dir=out, per_device_train_batch_size=args.prompts * args.generations,
                             num_generations=args.generations, max_completion_length=args.completion_tokens,
@@ -111,15 +148,16 @@ def run_trl(args: argparse.Namespace) -> list[float]:
         trainer = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(args.folder),
                               processing_class=AutoTokenizer.from_pretrained(args.folder),
                               reward_funcs=lambda completions, **_: rng.random(len(completions)).tolist(),
-                              args=config, train_dataset=Dataset.from_dict({"prompt": prompts}), callbacks=[timer])
+                              args=config, train_dataset=Dataset.from_dict({"prompt": prompts}), callbacks=[timer],
+                              peft_config=peft_config)
         trainer.train()
-    return timer.times
+    return timer.times, timer.cpu
 
 
 def child(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
-    times = run_ours(args) if args.child == "ours" else run_trl(args)
-    print(json.dumps({"times": times, "peak_mb": peak_memory_mb()}))
+    times, cpu = run_trl(args) if args.child == "trl" else run_ours(args)
+    print(json.dumps({"times": times, "cpu": cpu, "peak_mb": peak_memory_mb()}))
 
 
 def prepare(folder: str, hidden: int, layers: int) -> None:
@@ -139,29 +177,57 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
-    parser.add_argument("--child", choices=("ours", "trl"), help=argparse.SUPPRESS)
+    parser.add_argument("--trainers", default="grpo,ppo,ttopd", help="ours to compare with TRL, comma-separated")
+    parser.add_argument("--lora", default="0,8", help="rows: LoRA ranks, 0 for full fine-tuning, comma-separated")
+    parser.add_argument("--child", choices=("grpo", "ppo", "ttopd", "trl"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
+    parser.add_argument("--lora-r", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)
         return
+    trainers = [t.strip() for t in args.trainers.split(",") if t.strip()]
+    ranks = [int(r) for r in args.lora.split(",")]
+    passed = {k: v for k, v in vars(args).items() if k not in ("child", "folder", "trainers", "lora", "lora_r")}
+    results: dict[tuple[str, int], dict] = {}
+    load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as folder:
         prepare(folder, args.hidden, args.layers)
-        results = {}
-        for name in ("ours", "trl"):
-            command = [sys.executable, __file__, "--child", name, "--folder", folder,
-                       *(f"--{k.replace('_', '-')}={v}" for k, v in vars(args).items() if k not in ("child", "folder"))]
-            out = subprocess.run(command, capture_output=True, text=True, check=True)
-            results[name] = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"tiny Llama hidden={args.hidden} layers={args.layers}; {args.prompts} prompts x {args.generations} "
+        for rank in ranks:
+            for name in ("trl", *trainers):
+                command = [sys.executable, __file__, "--child", name, "--folder", folder, f"--lora-r={rank}",
+                           *(f"--{k.replace('_', '-')}={v}" for k, v in passed.items())]
+                out = subprocess.run(command, capture_output=True, text=True, check=True)
+                result = json.loads(out.stdout.strip().splitlines()[-1])
+                times = result["times"][1:] or result["times"]
+                result["step_s"] = float(np.mean(times))
+                result["step_cpu_s"] = float(np.mean(result["cpu"][1:] or result["cpu"]))
+                results[(name, rank)] = result
+                load.append(os.getloadavg()[0])
+    print(f"Llama hidden={args.hidden} layers={args.layers}; {args.prompts} prompts x {args.generations} "
           f"generations, <= {args.completion_tokens} new tokens, {args.steps} steps, threads={args.threads}, "
-          f"device={'cuda' if torch.cuda.is_available() else 'cpu'}")
-    for name, label in (("ours", "clinical-gym GRPO"), ("trl", "TRL GRPOTrainer")):
-        times = results[name]["times"][1:] or results[name]["times"]
-        results[name]["step_s"] = float(np.mean(times))
-        print(f"{label:18s} {results[name]['step_s']:7.3f} s/step (steps 2..{args.steps})   peak memory "
-              f"{results[name]['peak_mb']:8.1f} MiB")
-    print(f"time ratio ours / TRL: {results['ours']['step_s'] / results['trl']['step_s']:.2f}")
+          f"device={'cuda' if torch.cuda.is_available() else 'cpu'}; load average {min(load):.1f}-{max(load):.1f} "
+          f"({os.cpu_count()} cores)")
+    labels = {"trl": "TRL GRPOTrainer", "grpo": "clinical-gym GRPO", "ppo": "clinical-gym PPO",
+              "ttopd": "clinical-gym TT-OPD"}
+    print(f"{'row':34s} {'s/step':>8s} {'CPU s':>8s} {'peak MiB':>9s} {'time/TRL':>9s} {'CPU/TRL':>8s} "
+          f"{'mem/TRL':>8s}")
+    for (name, rank), r in results.items():
+        trl = results[("trl", rank)]
+        mode = f"LoRA r={rank}" if rank else "full"
+        print(f"{labels[name] + ', ' + mode:34s} {r['step_s']:8.3f} {r['step_cpu_s']:8.3f} {r['peak_mb']:9.1f} "
+              f"{r['step_s'] / trl['step_s']:9.2f} {r['step_cpu_s'] / trl['step_cpu_s']:8.2f} "
+              f"{r['peak_mb'] / trl['peak_mb']:8.2f}")
+    print("(the time goals read CPU seconds per step, every thread of the process: what a machine other work "
+          "shares disturbs least)")
+    for (name, rank), r in results.items():
+        if name == "trl":
+            continue
+        trl, mode = results[("trl", rank)], f"LoRA r={rank}" if rank else "full fine-tune"
+        print_goal(f"{labels[name]} {mode} peak memory / TRL's", r["peak_mb"] / trl["peak_mb"], 0.9, at_least=False,
+                   unit="x")
+        print_goal(f"{labels[name]} {mode} step CPU time / TRL's", r["step_cpu_s"] / trl["step_cpu_s"], 0.8,
+                   at_least=False, unit="x")
 
 
 if __name__ == "__main__":

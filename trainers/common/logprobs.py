@@ -7,6 +7,8 @@ from typing import Any
 
 import torch
 
+from clinical_gym.trainers.common.shared_prefix import forward_kept
+
 CHUNK_ROWS = 2048  # vocabulary-wide softmax rows reduced at once, to bound float32 copies of the logits
 
 
@@ -22,7 +24,8 @@ def token_logprobs_and_entropy(model: Any, input_ids: torch.Tensor, attention_ma
                                entropy: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``out[b, t] = log p(input_ids[b, t+1] | input_ids[b, :t+1])`` under ``model`` with logits divided by
     ``temperature`` (the sampling distribution), where ``loss_mask[b, t]`` is set; 0 elsewhere. Shape
-    [batch, length - 1], right padding expected. Only the masked positions are projected onto the vocabulary. The
+    [batch, length - 1], right padding expected. Only the masked positions are projected onto the vocabulary, and a
+    prompt several rows share runs once (``shared_prefix.forward_kept``; not with ``model_inputs``). The
     result is connected to the model's graph even when the mask is empty (every process runs its backward pass).
     ``model_inputs`` go to the forward pass too (a vision-language model's pixels; floating tensors in the model's
     dtype). With ``entropy`` the second result is the entropy of the (temperature-scaled) policy at the same
@@ -34,8 +37,11 @@ def token_logprobs_and_entropy(model: Any, input_ids: torch.Tensor, attention_ma
     if model_inputs:
         dtype = next(model.parameters()).dtype
         extra = {k: v.to(dtype) if v.is_floating_point() else v for k, v in model_inputs.items()}
-    logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep,
-                   **extra).logits  # [n, vocab]
+    if extra:
+        logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep,
+                       **extra).logits  # [n, vocab]
+    else:  # a prompt several rows share (a GRPO group's) runs once
+        logits = forward_kept(model, input_ids, attention_mask, keep).logits
     picked, row_entropy = logprobs_from_logits(logits, input_ids[:, 1:][wanted], temperature, entropy=entropy,
                                                entropy_grad=entropy)
     out = torch.zeros(loss_mask.shape, dtype=torch.float, device=input_ids.device)

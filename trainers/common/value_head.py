@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from clinical_gym.trainers.common.logprobs import logprobs_from_logits
+from clinical_gym.trainers.common.shared_prefix import forward_kept
 
 VALUE_HEAD_FILE = "value_head"  # checkpoint module name: <checkpoint>/value_head.safetensors
 
@@ -60,9 +61,8 @@ class PolicyWithValueHead(torch.nn.Module):
         wanted = loss_mask.bool()
         keep = torch.zeros_like(input_ids, dtype=torch.bool)
         keep[:, :-1] = wanted
-        out = self.policy(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep,
-                          output_hidden_states=True)
-        hidden = out.hidden_states[-1][:, :-1][wanted]  # [n, hidden]: the state before each kept token
+        out = forward_kept(self.policy, input_ids, attention_mask, keep, hidden=True)  # a shared prompt runs once
+        hidden = out.hidden  # [n, hidden]: the state before each kept token
         picked, row_entropy = logprobs_from_logits(out.logits, input_ids[:, 1:][wanted], temperature, entropy=entropy,
                                                    entropy_grad=entropy_grad)
         picked_values = self.value_head(hidden)
@@ -70,7 +70,7 @@ class PolicyWithValueHead(torch.nn.Module):
         values = torch.zeros_like(logprobs)
         entropies = torch.zeros_like(logprobs) if entropy else None
         if not picked.numel():
-            anchor = 0.0 * out.logits.sum() + 0.0 * self.value_head(out.hidden_states[-1][:, :1]).sum()
+            anchor = 0.0 * out.logits.sum() + 0.0 * picked_values.sum()
             return TokenOutputs(logprobs + anchor, values + anchor, entropies)
         logprobs[wanted] = picked
         values[wanted] = picked_values.float()
