@@ -120,7 +120,7 @@ def test_a_journey_that_skips_withholding_fails_only_that_phase():
 
 def test_ketoacidosis_severity_and_potassium_follow_jbds():
     g = generated()
-    seen = Counter()
+    seen, potassium = Counter(), set()
     for task in [t for t in journeys(DIABETIC) if t.tags[2] == "dka"]:
         patient = g.db.patients[task.patient_id]
         results = {k: r.value for k, r in patient.pending_results.items()}
@@ -132,10 +132,12 @@ def test_ketoacidosis_severity_and_potassium_follow_jbds():
         second = next(a.arguments for a in task.expected_actions
                       if a.name == "start_iv_fluids" and a.arguments["duration_minutes"] == 120)
         assert second["potassium_mmol_per_l"] == (0 if results["Potassium"] > 5.5 else 40)
+        potassium.add(results["Potassium"])
         destination = next(a.arguments["destination"] for a in task.expected_actions if a.name == "set_disposition")
         assert destination == ("high dependency unit" if severe else "medical ward")
         seen[severe] += 1
     assert seen[True] and seen[False]
+    assert {5.5, 5.6} <= potassium  # the edge: 40 mmol/L at 5.5 (the safety rule agrees), none at 5.6
     assert PathwayGenerator.potassium_per_litre(5.5) == 40 and PathwayGenerator.potassium_per_litre(5.6) == 0
     assert PathwayGenerator.dka_severe({"Bicarbonate": 5, "Venous blood gas pH": 7.0, "Potassium": 3.5}, 6.0, 100,
                                        90) == []  # every marker at its edge is not yet severe

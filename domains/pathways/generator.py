@@ -508,8 +508,8 @@ class PathwayGenerator(TaskGenerator):
     @staticmethod
     def potassium_per_litre(potassium: float) -> int:
         """Potassium chloride in the second litre of 0.9% sodium chloride by the serum potassium (JBDS-IP DKA
-        2023): none above 5.5 mmol/L, 40 mmol/L from 3.5 to 5.5 (below 3.5 needs senior review and more). The
-        generator never records exactly 5.5, where the safety rules (no potassium from 5.5) and JBDS disagree."""
+        2023): none above 5.5 mmol/L, 40 mmol/L from 3.5 to 5.5 (below 3.5 needs senior review and more); the safety
+        rule ``potassium_raising_drug_with_high_potassium`` flags potassium replacement above 5.5 alike."""
         return 0 if potassium > 5.5 else 40
 
     def _diabetic(self, rng: np.random.Generator, variant: str, severe: bool, pid: str,
@@ -576,8 +576,8 @@ class PathwayGenerator(TaskGenerator):
                                                                                                      6.0, 1))
             ph = float(between(rng, 6.90, 6.99, 2)) if severe and chance(rng, 0.4) else float(between(rng, 7.02, 7.28, 2))
             bicarbonate = float(between(rng, 3, 4)) if ph < 7.0 else float(between(rng, 6, 14))
-            # not exactly 5.5: JBDS adds potassium at 5.5, the safety rules forbid it from 5.5 (both sides drawn)
-            potassium = float(pick(rng, (between(rng, 3.5, 5.4, 1), between(rng, 5.6, 6.2, 1), 5.4, 5.6)))
+            # both sides of JBDS's 5.5 drawn, the edge itself included (potassium is given at 5.5, not at 5.6)
+            potassium = float(pick(rng, (between(rng, 3.5, 5.4, 1), between(rng, 5.6, 6.2, 1), 5.5, 5.6)))
             bedside["blood ketones"] = bedside["blood ketones"].model_copy(update={"value": ketones})
             pending.update({"Venous blood gas pH": lab("Venous blood gas pH", ph),
                             "Bicarbonate": lab("Bicarbonate", bicarbonate),
