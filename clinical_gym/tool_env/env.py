@@ -126,9 +126,10 @@ class ToolDomainEnv(ClinicalEnv):
     ``clinical_actions(calls)``; class attributes ``review_categories`` (tool name -> patient-data categories it
     shows), ``record_ids`` (a task field or call argument holding a record id -> the database collection holding
     those records, keyed by it; default ``{"patient_id": "patients"}``: construction fails, naming them, when the
-    tasks name records the database lacks), ``can_document`` (the domain has a note-writing tool) and ``task_generator`` (``"module:Class"`` of its
-    ``TaskGenerator``, or None). During an episode ``self.db`` is the episode's
-    database, ``self.domain_tools`` the domain toolkit bound to it and ``self.toolkit`` everything the agent can call.
+    tasks name records the database lacks), ``can_document`` (the domain has a note-writing tool) and
+    ``task_generator`` (``"module:Class"`` of its ``TaskGenerator``, or None). During an episode ``self.db`` is the
+    episode's database, ``self.domain_tools`` the domain toolkit bound to it and ``self.toolkit`` everything the
+    agent can call.
     """
 
     review_categories: ClassVar[Mapping[str, frozenset[ReviewCategory]]] = {}
