@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import glob
 import json
+import re
+from functools import cache
 from itertools import combinations
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from tool_call_helpers import read
 import clinical_gym.cli
 from clinical_gym import pharmacology
 from clinical_gym.cases import library
+from clinical_gym.cases.schema import normalize
 from clinical_gym.drugs import SEVERITY_RANK, DrugReference, ReferenceData, load_data, reference
 from clinical_gym.drugs.audit import reference_markdown
 from clinical_gym.rewards.episode import (
@@ -61,10 +64,48 @@ def test_row1_linezolid_and_methylene_blue_with_another_maoi_are_contraindicated
 
 
 @pytest.mark.parametrize("maoi", ["linezolid", "methylene blue"])
-@pytest.mark.parametrize("other", ["amitriptyline", "clomipramine", "tramadol", "sumatriptan", "sertraline",
-                                   "venlafaxine", "duloxetine", "mirtazapine", "trazodone"])
+@pytest.mark.parametrize("other", ["amitriptyline", "clomipramine", "sumatriptan", "sertraline", "venlafaxine",
+                                   "duloxetine", "mirtazapine", "trazodone", "dextromethorphan"])
 def test_row1_linezolid_and_methylene_blue_with_serotonergic_drugs_are_major(maoi, other):
-    assert severity(maoi, other) == "major"
+    assert severity(maoi, other) == "major"  # serotonergic opioids: contraindicated (the opioid labels), below
+
+
+# -- drugs the tasks named that the reference lacked (issue 18 review) --------------------------------------------------
+SEROTONERGIC_OPIOIDS = ["pethidine", "tramadol", "tapentadol", "methadone", "fentanyl"]
+MAOIS = ["phenelzine", "isocarboxazid", "tranylcypromine", "moclobemide", "selegiline", "linezolid", "methylene blue"]
+
+
+@pytest.mark.parametrize("opioid", SEROTONERGIC_OPIOIDS)
+@pytest.mark.parametrize("maoi", MAOIS)
+def test_serotonergic_opioids_with_any_maoi_are_contraindicated(opioid, maoi):
+    """Demerol, Ultram and Nucynta section 4 (MAOIs, linezolid and IV methylene blue included, or within 14 days);
+    Dolophine and Duragesic section 7 (not with MAOIs or within 14 days)."""
+    assert severity(opioid, maoi) == "contraindicated"
+    assert severity("morphine", maoi) is None  # a non-serotonergic opioid is the alternative the rule names
+
+
+def test_the_added_drugs_carry_their_classes_and_the_class_rules_reach_them():
+    for name, tags in {"pethidine": {"monoamine_reuptake_opioid", "serotonergic", "opioid", "seizure_threshold"},
+                       "tapentadol": {"monoamine_reuptake_opioid", "serotonergic", "opioid", "seizure_threshold"},
+                       "fentanyl": {"serotonergic_opioid", "opioid", "cyp3a4_substrate"},
+                       "selegiline": {"mao_b_inhibitor", "maoi"}, "isocarboxazid": {"maoi_antidepressant", "maoi"},
+                       "dextromethorphan": {"serotonergic_antitussive", "serotonergic"},
+                       "pseudoephedrine": {"indirect_sympathomimetic", "sympathomimetic"}}.items():
+        drug = REF.resolve(name)
+        assert tags <= drug.tags and drug.sources, name
+    assert REF.resolve("Meperidine 50 mg").name == "pethidine"
+    assert REF.resolve("rubella vaccine").pregnancy_contraindicated
+    # pseudoephedrine: hypertensive crisis with an MAOI antidepressant or selegiline; linezolid's label asks for
+    # monitoring (major); dextromethorphan likewise with selegiline, and the OTC warning names Parkinson's MAOIs
+    for maoi, expected in (("phenelzine", "contraindicated"), ("isocarboxazid", "contraindicated"),
+                           ("selegiline", "contraindicated"), ("linezolid", "major")):
+        assert severity("pseudoephedrine", maoi) == expected
+        assert REF.interaction(REF.resolve("pseudoephedrine"), REF.resolve(maoi)).rule.category == "cardiovascular"
+        assert severity("dextromethorphan", maoi) == expected
+    assert severity("pethidine", "sertraline") == severity("tapentadol", "amitriptyline") == "major"
+    assert severity("fentanyl", "sertraline") is None and severity("methadone", "sertraline") is None  # monitoring
+    assert severity("fentanyl", "clarithromycin") == "major" and severity("selegiline", "co-careldopa") is None
+    assert severity("selegiline", "sertraline") == "major" and severity("selegiline", "phenelzine") == "contraindicated"
 
 
 @pytest.mark.parametrize("maoi", ["phenelzine", "moclobemide", "tranylcypromine"])
@@ -263,30 +304,118 @@ def test_a_malformed_reference_is_refused():
                                                             {"low": 40, "advice": "b"}]}}})
 
 
-def _named_drugs(node, found: set[str]) -> set[str]:
+# Every drug-like text of every domain's data: drug fields (prescriptions, medication lists, interaction checks,
+# allergy substances), the safety lists of tasks, any name next to a dose ("Pethidine 50 mg as needed") and every drug
+# the drug-named-entity-recognition package finds in a task's options and answers. Each must be a drug of the
+# reference, one of its classes, or listed below with the reason it is not one.
+DRUG_FIELDS = ("drug", "drug_a", "drug_b", "medication", "substance")
+DOSE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:mg|mcg|micrograms?|g|units?|mL|mmol|IU)\b(?!/)", re.IGNORECASE)
+NOT_MEDICINES = {  # what the recogniser reads as a drug in options and answers, and why it is not one
+    "serotonin": "serotonin syndrome (a condition)", "neuroleptic": "neuroleptic malignant syndrome (a condition)",
+    "antibodies": "antibody tests", "tissue transglutaminase": "an antibody test", "cyp2d6": "an enzyme",
+    "calcium pyrophosphate": "crystals (pseudogout)", "at 10": "a clock position ('at 10 o'clock')",
+    "sodium chloride": "an intravenous fluid (EHRManagement's formulary of fluids and blood products)"}
+QUESTION_BANK_ONLY = frozenset({  # named only by MedicalQA (no patient): no tool or reward reads them against a record
+    "acarbose", "activated charcoal", "antibody fragments", "artesunate", "bronchodilators", "calcium chloride",
+    "cefotaxime", "chloroquine", "cholecalciferol", "cyclophosphamide", "desferrioxamine", "doxapram", "doxazosin",
+    "fludrocortisone", "flumazenil", "fomepizole", "glucocorticoid", "intravenous immunoglobulin", "montelukast",
+    "phenobarbital", "primaquine", "propofol", "rifaximin", "saxagliptin"})
+
+
+def _texts(node, key: str = ""):
+    """``(key, text)`` for every string in a JSON value (list items carry their list's key)."""
     if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("drug", "drug_a", "drug_b") and isinstance(value, str):
-                found.add(value)
-            elif key == "medications" and isinstance(value, list):
-                found |= {m if isinstance(m, str) else (m.get("drug") or m.get("name")) for m in value}
-            _named_drugs(value, found)
+        for k, value in node.items():
+            yield from _texts(value, k)
     elif isinstance(node, list):
         for value in node:
-            _named_drugs(value, found)
+            yield from _texts(value, key)
+    elif isinstance(node, str):
+        yield key, node
+
+
+def _recognised(text: str, near: re.Pattern[str] | None = None) -> list[tuple[str, list[str]]]:
+    """The drugs the drug-named-entity-recognition package finds in ``text``: (the words found, their names); with
+    ``near``, only those within a few words before or after one of its matches (a dose)."""
+    from drug_named_entity_recognition import find_drugs
+
+    spans = [m.span() for m in re.finditer(r"[A-Za-z0-9][A-Za-z0-9'-]*", text)]
+    tokens = [text[a:b] for a, b in spans]
+    found = []
+    for entry, start, end in find_drugs(tokens, is_ignore_case=True):
+        first, last = spans[start][0], spans[end - 1][1]
+        if near is None or any(0 <= m.start() - last <= 25 or 0 <= first - m.end() <= 12 for m in near.finditer(text)):
+            found.append((" ".join(tokens[start:end]).lower(), [entry.get("name", ""), *(entry.get("synonyms") or [])]))
+    return found
+
+
+@cache
+def _class_words(ref: DrugReference) -> frozenset[str]:
+    return frozenset(w for c in ref.classes.values() for w in (normalize(c.tag.replace("_", " ")), normalize(c.name)))
+
+
+def _known(ref: DrugReference, words: str, names: list[str] = ()) -> bool:
+    """A drug of ``ref`` (by the words or any name the recogniser gives them), an allergy group or a class."""
+    classes = _class_words(ref)
+    return (any(ref.find(n) for n in (words, *names) if n) or ref.allergy_group_of(words) is not None
+            or normalize(words) in classes or normalize(words).removesuffix("s") in classes
+            or bool(ref.mentioned(words)))  # "low-dose aspirin"
+
+
+def unlisted_drugs(ref: DrugReference) -> dict[str, set[str]]:
+    """Drug-like text of the domains' data that ``ref`` does not know: name -> where (domain/file: field)."""
+    tags = set(ref.classes) | {t for d in ref.drugs.values() for t in d.tags}
+    local = {f["name"] for f in json.loads((ROOT / "domains/ehr_management/data/db.json").read_text())["formulary"]}
+    found: dict[str, set[str]] = {}
+    for path in sorted(glob.glob(str(ROOT / "domains/*/data/*.json"))):
+        data = json.loads(Path(path).read_text())
+        where = "/".join(Path(path).parts[-3::2])
+        bank = where.startswith("medical_qa/")  # the question bank and its guideline summaries: no patient
+        for key, text in _texts(data):
+            if key in DRUG_FIELDS and not (_known(ref, text) or text in local or not _recognised(text)
+                                           and key == "substance"):
+                found.setdefault(text.lower(), set()).add(f"{where}: {key}")
+            for words, names in _recognised(text, near=DOSE) if DOSE.search(text) else []:  # a drug by a dose
+                if not (words in NOT_MEDICINES or bank and words in QUESTION_BANK_ONLY or _known(ref, words, names)):
+                    found.setdefault(words, set()).add(f"{where}: {key} (dose)")
+        for task in data if Path(path).name == "tasks.json" else []:
+            safety = task.get("safety", {})
+            for name in safety.get("contraindicated", []) + safety.get("not_indicated", []):
+                if not (name in tags or name.replace(" ", "_") in tags or ref.find(name)):
+                    found.setdefault(name, set()).add(f"{where}: safety")
+            for text in [*(task.get("options") or {}).values(), task["answer"], *task.get("answer_aliases", [])]:
+                for words, names in _recognised(text):
+                    exempt = words in NOT_MEDICINES or (bank and words in QUESTION_BANK_ONLY)
+                    if not (exempt or _known(ref, words, names)):
+                        found.setdefault(words, set()).add(f"{where}: {task['id']} options/answer")
     return found
 
 
 def test_every_drug_the_domains_name_is_in_the_reference_and_no_domain_keeps_a_drug_table():
+    assert unlisted_drugs(REF) == {}
     ehr = json.loads((ROOT / "domains/ehr_management/data/db.json").read_text())
-    local = {f["name"] for f in ehr["formulary"]}  # fluids and blood products only
-    assert not {n for n in local if REF.find(n)}
+    assert not {f["name"] for f in ehr["formulary"] if REF.find(f["name"])}  # fluids and blood products only
     for path in glob.glob(str(ROOT / "domains/*/data/*.json")):
         data = json.loads(Path(path).read_text())
-        unknown = {n for n in _named_drugs(data, set()) if n and REF.find(n) is None} - local
-        assert not unknown, (path, unknown)
         if isinstance(data, dict):
             assert not {"drugs", "interactions", "drug_safety", "drug_profiles", "extra_drugs"} & set(data), path
+
+
+def test_a_drug_missing_from_the_reference_is_caught_wherever_the_data_names_it():
+    """Without pethidine (a DrugInteraction option with a dose), dantrolene (a Psychiatry option) and tramadol (drug
+    fields, safety lists, allergies) the scan reports each where it is named."""
+    raw = load_data().model_dump()
+    gone = {"pethidine", "dantrolene", "tramadol"}
+    smaller = DrugReference(ReferenceData.model_validate({
+        **raw, "drugs": {k: v for k, v in raw["drugs"].items() if k not in gone},
+        "interactions": [r for r in raw["interactions"] if not gone & set(r["between"])]}))
+    found = unlisted_drugs(smaller)
+    assert {"pethidine", "dantrolene", "tramadol"} <= set(found)
+    assert "drug_interaction/tasks.json: di-003 options/answer" in found["pethidine"]
+    assert "psychiatry/tasks.json: ps-031 options/answer" in found["dantrolene"]
+    assert {"drug_interaction/tasks.json: safety", "drug_interaction/tasks.json: drug",
+            "pathways/db.json: substance"} <= found["tramadol"]  # safety list, prescription, allergy
+    assert "drug_interaction/tasks.json: D (dose)" in found["pethidine"]  # "Pethidine 50 mg as needed"
 
 
 # -- every view agrees with the reference -------------------------------------------------------------------------------
@@ -357,6 +486,24 @@ def test_the_safety_rules_penalise_what_the_reference_says(wanted, pattern):
         if severity(a.name, b.name) != wanted:
             continue  # a more severe rule covers this pair
         assert pattern in violations([(a.name, 1, "once")], medications=[b.name]), (rule.between, a.name, b.name)
+
+
+HIGH_K = {"potassium_raising_drug_with_high_potassium", "potassium_raising_drug_in_severe_hyperkalaemia"}
+
+
+@pytest.mark.parametrize("drug, potassium, found", [
+    # JBDS-IP DKA guideline (2023): potassium 40 mmol/L in each litre while it is 3.5 to 5.5, none above 5.5
+    ("potassium chloride", 5.5, set()), ("potassium chloride", 5.6, {"potassium_raising_drug_with_high_potassium"}),
+    ("potassium chloride", 5.9, {"potassium_raising_drug_with_high_potassium"}),
+    ("potassium chloride", 6.0, {"potassium_raising_drug_in_severe_hyperkalaemia"}),
+    # other potassium-raising drugs: hyperkalaemia from 5.5 (UK Kidney Association 2020)
+    ("spironolactone", 5.4, set()), ("spironolactone", 5.5, {"potassium_raising_drug_with_high_potassium"}),
+    ("ramipril", 5.9, {"potassium_raising_drug_with_high_potassium"}),
+    ("ramipril", 6.0, {"potassium_raising_drug_in_severe_hyperkalaemia"}),
+])
+def test_potassium_replacement_follows_jbds_at_5_5_and_other_potassium_raising_drugs_stop_there(drug, potassium,
+                                                                                                 found):
+    assert violations([(drug, 40, "daily")], labs={"potassium": potassium}) & HIGH_K == found
 
 
 # -- episodes: prescribing a dangerous pair costs the safety reward ------------------------------------------------------
