@@ -3,7 +3,8 @@
     python benchmarks/fidelity.py [FILE ...] [--library] [--generated N] [--misses K]
 
 Reads the case files (default: the public-format files in ``tests/fixtures/case_formats/``, 30+ rows each of
-AgentClinic OSCE, NEJM and MIMIC-IV, MedQA-style, MTMedDialog and DiagBench) and measures, per file and overall:
+AgentClinic OSCE, NEJM and MIMIC-IV, MedQA-style, MTMedDialog, DiagGym (JSONL) and DiagBench (keyed JSON)) and
+measures, per file and overall:
 
 * results: every recorded test, ordered from DiagnosticWorkup's world model by its own name (and, for a nested
   name, by its last part), comes back from the record with its recorded result;
@@ -11,14 +12,23 @@ AgentClinic OSCE, NEJM and MIMIC-IV, MedQA-style, MTMedDialog and DiagBench) and
   is answered with a fact that affirms it;
 * denied: every symptom no fact affirms, asked about, is denied (in the patient's words or by a pertinent negative
   of the record), and nothing in the reply affirms it;
+* paraphrased: every recorded symptom asked in each of its lay wordings (``clinical_gym.cases.lexicon.LAY_TERMS``:
+  "Have you been breathless?", "Did you throw up?"), and every event a present fact names asked in other words
+  (``EVENT_QUESTIONS``: "Have you been incontinent?" of "I wet myself during it"), is answered with a fact that
+  affirms it (or held back, where the persona withholds it); a paraphrase contradiction is a reply that denies it
+  ("No, not that I know of.", or a denial of the symptom);
+* relevant: open questions get the asked-about fact where the record holds one: the visit ("What brings you in
+  today?": the main complaint), where the pain is (a body site, where a pain fact says one), when it started (an
+  onset or duration fact), medicines, conditions, allergies and family history (a fact of that kind), and "<organ>
+  problems" ("Any bowel problems?": only facts about that organ);
 * contradictions: in two scripted consultations per case (the same ~120 questions forwards and backwards:
   complaint, every symptom, history, compound and event questions) no reply contradicts an earlier one
   (``clinical_gym.domains.inquiry.consistency``);
 * leaks: no patient reply (and no opening) names the diagnosis (``clinical_gym.cases.leakage``).
 
-Goals (issue "Simulator fidelity on imported cases"): results, affirmed, denied >= 95% each; contradictions and
-leaks 0. The closing lines are one per goal: ``GOAL <name>: <figure> (goal ...) PASS|SHORT``. Single thread,
-deterministic (seed 0).
+Goals (issue "Simulator fidelity on imported cases"): results, affirmed, denied, paraphrased and relevant >= 95%
+each; contradictions, paraphrase contradictions and leaks 0. The closing lines are one per goal: ``GOAL <name>:
+<figure> (goal ...) PASS|SHORT``. Single thread, deterministic (seed 0).
 """
 
 from __future__ import annotations
@@ -34,14 +44,15 @@ import numpy as np
 from clinical_gym.cases import Case, read_case_file
 from clinical_gym.cases.formatting import format_test_result
 from clinical_gym.cases.leakage import leaked_terms
-from clinical_gym.cases.topics import BROADER, SYMPTOM_QUESTION_NAMES, SYMPTOMS
-from clinical_gym.domains.inquiry.consistency import ConsistencyCheck, case_claims
-from clinical_gym.domains.inquiry.patient import RuleBasedPatient
+from clinical_gym.cases.lexicon import EVENT_QUESTIONS, about_organ, concepts, lay_questions, names_site
+from clinical_gym.cases.topics import BROADER, PAIN_SYMPTOMS, SYMPTOM_QUESTION_NAMES, SYMPTOMS
+from clinical_gym.domains.inquiry.consistency import ConsistencyCheck, case_claims, denial_reach
+from clinical_gym.domains.inquiry.patient import HOLD_BACK, NO_EVENT, RuleBasedPatient, case_index
 from clinical_gym.domains.workup.world_model import RecordWorldModel
 
 FLOOR = 0.95
 PUBLIC_FILES = ("agentclinic_osce.jsonl", "agentclinic_nejm.jsonl", "agentclinic_mimiciv.jsonl", "medqa_vignettes.jsonl",
-                "mtmeddialog_dialogues.json", "diagbench.json")
+                "mtmeddialog_dialogues.json", "diaggym_records.jsonl", "diagbench.json")
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "case_formats"
 _BROAD_ONLY = frozenset({"bowel_changes", "urinary_symptoms"})  # asked about, they find the narrower symptoms
 
@@ -91,15 +102,32 @@ class Tally:
 
 @dataclass
 class Fidelity:
-    """The five measurements over one set of cases."""
+    """The measurements over one set of cases."""
 
     cases: int = 0
     results: Tally = field(default_factory=Tally)
     affirmed: Tally = field(default_factory=Tally)
     denied: Tally = field(default_factory=Tally)
+    paraphrased: Tally = field(default_factory=Tally)
+    relevant: Tally = field(default_factory=Tally)
+    paraphrase_contradictions: list[str] = field(default_factory=list)
     contradictions: list[str] = field(default_factory=list)
     leaks: list[str] = field(default_factory=list)
     replies: int = 0
+
+    TALLIES = ("results", "affirmed", "denied", "paraphrased", "relevant")
+    LISTS = ("paraphrase_contradictions", "contradictions", "leaks")
+
+    def add(self, other: "Fidelity") -> None:
+        """Fold another set's measurements into this one (the overall row)."""
+        for name in self.TALLIES:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            mine.hits, mine.total = mine.hits + theirs.hits, mine.total + theirs.total
+            mine.misses += theirs.misses[: max(0, 50 - len(mine.misses))]
+        for name in self.LISTS:
+            getattr(self, name).extend(getattr(other, name))
+        self.cases += other.cases
+        self.replies += other.replies
 
 
 def _patient(case: Case) -> RuleBasedPatient:
@@ -133,15 +161,75 @@ def measure_results(case: Case, tally: Tally) -> None:
 
 def measure_symptoms(case: Case, affirmed: Tally, denied: Tally) -> None:
     claims = case_claims(case)
+    withheld = set(case.persona.withheld)
     for symptom in sorted(affirmed_symptoms(case)):
         reply = _patient(case).reply(symptom_question(symptom))
         ok = any(symptom in claims[f].affirms or symptom in case.fact(f).topics for f in reply.facts if case.fact(f).present)
+        # a symptom only withheld facts affirm may be held back (never denied)
+        ok = ok or (HOLD_BACK[1:] in reply.text and not any(symptom in claims[f.id].affirms for f in case.history
+                                                            if f.present and f.id not in withheld))
         affirmed.add(ok, f"{case.id}: {symptom} -> {reply.kind}: {reply.text[:90]!r}")
     for symptom in absent_symptoms(case):
         reply = _patient(case).reply(symptom_question(symptom))
         denies = symptom in reply.denied or any(symptom in claims[f].denies for f in reply.facts)
         affirms = any(symptom in claims[f].affirms for f in reply.facts)
         denied.add(denies and not affirms, f"{case.id}: {symptom} -> {reply.kind}: {reply.text[:90]!r}")
+
+
+def _told(case: Case, facts, key: str) -> bool:
+    """Whether told facts affirm a symptom (by claims or tags) or name an event."""
+    claims = case_claims(case)
+    return any(case.fact(f).present and (key in claims[f].affirms or key in case.fact(f).topics or key in concepts(case.fact(f).text))
+               for f in facts)
+
+
+def _denies(reply, key: str) -> bool:
+    """Whether a reply denies a symptom or event: in the patient's words (a denied key that covers it) or with the
+    plausible negative of an unrecorded event."""
+    return any(key in denial_reach(d) for d in reply.denied) or any(no[1:] in reply.text for no in NO_EVENT.values())  # after a tone
+
+
+def measure_paraphrases(case: Case, fid: Fidelity) -> None:
+    """Every recorded symptom in each lay wording, every event a present fact names in its other wordings."""
+    claims = case_claims(case)
+    withheld = set(case.persona.withheld)
+    said = [f for f in case.history if not leaked_terms(f.text, case.diagnosis)]
+    probes = [(s, q, {f.id for f in said if s in claims[f.id].affirms}) for s in sorted(affirmed_symptoms(case)) for q in lay_questions(s)]
+    events = sorted({c for f in said if f.present for c in concepts(f.text)})
+    probes += [(c, q, {f.id for f in said if c in concepts(f.text)}) for c in events for q in EVENT_QUESTIONS[c]]
+    for key, question, holders in probes:
+        reply = _patient(case).reply(question)
+        held = HOLD_BACK[1:] in reply.text and bool(holders & withheld)
+        fid.paraphrased.add(_told(case, reply.facts, key) or bool(holders & set(reply.facts)) or held,
+                            f"{case.id}: {key}: {question!r} -> {reply.kind}: {reply.text[:90]!r}")
+        if _denies(reply, key) and not held:
+            fid.paraphrase_contradictions.append(f"{case.id}: {key}: {question!r} -> {reply.text[:90]!r}")
+
+
+def measure_relevance(case: Case, fid: Fidelity) -> None:
+    """Open questions get the asked-about fact where the record holds one (see the module docstring)."""
+    idx, withheld = case_index(case), set(case.persona.withheld)
+    sayable = [f for f in idx.facts if f.id not in withheld]
+
+    def check(question: str, ok) -> None:
+        reply = _patient(case).reply(question)
+        fid.relevant.add(ok(reply), f"{case.id}: {question!r} -> {reply.kind}: {reply.text[:90]!r}")
+
+    if idx.chief:
+        check("What brings you in today?", lambda r: _told(case, r.facts, idx.chief))
+        if any(f.present and idx.chief in idx.said[f.id] and {"onset", "duration"} & set(f.topics) for f in sayable):
+            check("When did it start?", lambda r: any({"onset", "duration"} & set(case.fact(f).topics) for f in r.facts))
+    if any(f.present and f.category in ("hpi", "ros") and idx.said[f.id] & PAIN_SYMPTOMS and names_site(f.text) for f in sayable):
+        check("Where is the pain?", lambda r: names_site(r.text))
+    for category, question in (("medications", "Which medicines do you take?"), ("past_history", "Do you have any medical conditions?"),
+                               ("allergies", "Do you have any allergies?"), ("family", "Does anything run in your family?")):
+        if any(f.category == category for f in sayable):
+            check(question, lambda r, c=category: any(case.fact(f).category == c for f in r.facts))
+    claims = case_claims(case)
+    for organ, question, symptoms in (("bowel", "Any bowel problems?", {"bowel_changes", *BROADER["bowel_changes"]}),
+                                      ("heart", "Have you had any heart problems?", set())):
+        check(question, lambda r, o=organ, s=symptoms: all(
+            about_organ(case.fact(f).text, o) or s & (claims[f].affirms | claims[f].denies | set(case.fact(f).topics)) for f in r.facts))
 
 
 def measure_consultations(case: Case, fid: Fidelity, questions: list[str]) -> None:
@@ -164,6 +252,8 @@ def measure(cases: Iterable[Case]) -> Fidelity:
         fid.cases += 1
         measure_results(case, fid.results)
         measure_symptoms(case, fid.affirmed, fid.denied)
+        measure_paraphrases(case, fid)
+        measure_relevance(case, fid)
         measure_consultations(case, fid, questions)
     return fid
 
@@ -178,14 +268,23 @@ def goal_lines(fid: Fidelity) -> list[str]:
         goal_line("recorded results retrievable by their own names", fid.results.rate, FLOOR, True),
         goal_line("recorded symptoms affirmed", fid.affirmed.rate, FLOOR, True),
         goal_line("absent symptoms denied", fid.denied.rate, FLOOR, True),
+        goal_line("recorded symptoms and events affirmed in other words", fid.paraphrased.rate, FLOOR, True),
+        goal_line("paraphrase contradictions", len(fid.paraphrase_contradictions), 0, False, digits=0),
+        goal_line("open questions answered with the asked-about fact", fid.relevant.rate, FLOOR, True),
         goal_line("contradictions", len(fid.contradictions), 0, False, digits=0),
         goal_line("diagnosis leaks", len(fid.leaks), 0, False, digits=0),
     ]
 
 
+HEADER = (f"{'file':<28} {'cases':>5} {'results (n)':>15} {'affirmed (n)':>15} {'denied (n)':>16} {'reworded (n)':>15} "
+          f"{'relevant (n)':>15} {'p-contra':>8} {'contra':>6} {'leaks':>6} {'replies':>8}")
+
+
 def _row(label: str, fid: Fidelity) -> str:
     return (f"{label:<28} {fid.cases:>5} {fid.results.rate:>8.3f} ({fid.results.total:>4}) {fid.affirmed.rate:>8.3f} ({fid.affirmed.total:>4}) "
-            f"{fid.denied.rate:>8.3f} ({fid.denied.total:>5}) {len(fid.contradictions):>6} {len(fid.leaks):>6} {fid.replies:>8}")
+            f"{fid.denied.rate:>8.3f} ({fid.denied.total:>5}) {fid.paraphrased.rate:>8.3f} ({fid.paraphrased.total:>4}) "
+            f"{fid.relevant.rate:>8.3f} ({fid.relevant.total:>4}) {len(fid.paraphrase_contradictions):>8} {len(fid.contradictions):>6} "
+            f"{len(fid.leaks):>6} {fid.replies:>8}")
 
 
 def _load(path: Path) -> list[Case]:
@@ -205,19 +304,12 @@ def main() -> None:
     files = args.files or [DEFAULT_DIR / name for name in PUBLIC_FILES]
     start = time.perf_counter()
     sets = {path.name: _load(path) for path in files}
-    print(f"{'file':<28} {'cases':>5} {'results (n)':>15} {'affirmed (n)':>15} {'denied (n)':>16} {'contra':>6} {'leaks':>6} {'replies':>8}")
+    print(HEADER)
     overall = Fidelity()
     for label, cases in sets.items():
         fid = measure(cases)
         print(_row(label, fid))
-        for part in ("results", "affirmed", "denied"):
-            getattr(overall, part).hits += getattr(fid, part).hits
-            getattr(overall, part).total += getattr(fid, part).total
-            getattr(overall, part).misses += getattr(fid, part).misses
-        overall.cases += fid.cases
-        overall.replies += fid.replies
-        overall.contradictions += fid.contradictions
-        overall.leaks += fid.leaks
+        overall.add(fid)
     print(_row("all public-format files", overall))
     extra = {}
     if args.library:
@@ -231,9 +323,9 @@ def main() -> None:
     for label, cases in extra.items():
         print(_row(label, measure(cases)))
     print(f"({time.perf_counter() - start:.1f} s)")
-    for name, misses in (("results", overall.results.misses), ("affirmed", overall.affirmed.misses),
-                         ("denied", overall.denied.misses), ("contradictions", overall.contradictions), ("leaks", overall.leaks)):
-        for miss in misses[: args.misses]:
+    for name in (*Fidelity.TALLIES, *Fidelity.LISTS):
+        found = getattr(overall, name)
+        for miss in (found.misses if isinstance(found, Tally) else found)[: args.misses]:
             print(f"  miss [{name}] {miss}")
     for line in goal_lines(overall):
         print(line)

@@ -380,6 +380,27 @@ def test_diagbench_objects_keyed_by_id_keep_rubrics_and_exam_lists(tmp_path):
                                           "({'criterion': 'x', 'points': 40})"])
 
 
+def test_diaggym_records_read_one_item_mimic_results_and_study_names():
+    """DiagGym's events are one lab item each ("Anion Gap": "Value: 16; Numeric Value: 16.0; Units: mEq/L; ...") and
+    MIMIC study names ("CHEST (PA AND LAT)", "CTA CHEST", "RENAL U.S."): values and categories are read from them."""
+    cases, problems = load(FIXTURES / "diaggym_records.jsonl")
+    assert not problems and len(cases) >= 30
+    pancreatitis = cases["12834091-DS-14"]
+    (lipase,) = pancreatitis.test("Lipase").values
+    assert (lipase.name, lipase.value, lipase.unit, lipase.ref_high, lipase.flag) == ("Lipase", 2150.0, "IU/L", 60.0, "high")
+    assert pancreatitis.test("Lipase").category == "lab" and pancreatitis.test("CT ABD & PELVIS WITH CONTRAST").category == "imaging"
+    categories = {t.name: t.category for c in cases.values() for t in c.tests}
+    for name in ("CHEST (PA AND LAT)", "CHEST (PORTABLE AP)", "CTA CHEST", "RENAL U.S.", "LIVER OR GALLBLADDER US (SINGLE ORGAN)",
+                 "UNILAT LOWER EXT VEINS LEFT", "TRANSTHORACIC ECHO", "KNEE (2 VIEWS) RIGHT", "MRCP", "EGD"):
+        assert categories[name] == "imaging", name
+    assert categories["BLOOD CULTURE"] == "microbiology" and categories["WBC, Ascites"] == "lab" and categories["EKG"] == "ecg"
+    assert all(t.category != "other" for c in cases.values() for t in c.tests)
+    ketone = cases["19033572-DS-11"].test("Ketone").values[0]  # no reference range: the record's flag is kept
+    assert (ketone.value, ketone.flag) == (150.0, "abnormal")
+    inquiry = cases["15502267-DS-9"]  # DiagAgent's initial-inquiry text
+    assert (inquiry.demographics.age, inquiry.demographics.sex) == (71, "female") and inquiry.medications == ("Metformin, levothyroxine.",)
+
+
 def test_a_file_in_no_known_format_names_every_format_tried(tmp_path):
     path = tmp_path / "notes.jsonl"
     path.write_text('{"title": "chest pain", "notes": "x"}\n')

@@ -19,7 +19,7 @@ from question_bank import STANDARD_QUESTIONS, presence_question
 
 FIXTURES = Path(__file__).parent / "fixtures" / "case_formats"
 PUBLIC_FILES = ("agentclinic_osce.jsonl", "agentclinic_nejm.jsonl", "agentclinic_mimiciv.jsonl", "medqa_vignettes.jsonl",
-                "mtmeddialog_dialogues.json", "diagbench.json")
+                "mtmeddialog_dialogues.json", "diaggym_records.jsonl", "diagbench.json")
 HISTORY = ["Tell me about your lifestyle: work, smoking, alcohol?", "Have you had any heart problems?", "Have you ever had an operation?",
            "Do you have a fever or any allergies?", "Any trouble sleeping?", "How many pillows do you sleep on?",
            "Have you had a colonoscopy?", "Have you had any tests?", "Are you unresponsive during the episodes?",

@@ -18,7 +18,8 @@ from clinical_gym.cases.formatting import format_test_result
 from clinical_gym.domains.workup.world_model import RecordWorldModel
 
 FIXTURES = Path(__file__).parent / "fixtures" / "case_formats"
-RECORD_FILES = ("agentclinic_osce.jsonl", "agentclinic_nejm.jsonl", "agentclinic_mimiciv.jsonl", "medqa_vignettes.jsonl", "diagbench.json")
+RECORD_FILES = ("agentclinic_osce.jsonl", "agentclinic_nejm.jsonl", "agentclinic_mimiciv.jsonl", "medqa_vignettes.jsonl", "diaggym_records.jsonl",
+                "diagbench.json")
 
 
 def world(case: Case, seed: int = 0) -> RecordWorldModel:

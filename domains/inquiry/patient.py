@@ -21,9 +21,10 @@ from rank_bm25 import BM25Okapi
 
 from clinical_gym.cases import Case, Fact
 from clinical_gym.cases.leakage import leaked_terms
+from clinical_gym.cases.lexicon import ORGANS, PAIN_SITES, about_organ, concepts, content_stems, index_tokens, names_site
 from clinical_gym.cases.topics import BROADER, PAIN_SYMPTOMS, SYMPTOM_NAMES
 from clinical_gym.domains.inquiry.consistency import GENERIC_PAIN, HISTORY_TYPES, case_claims
-from clinical_gym.domains.inquiry.questions import HPI_TYPES, QuestionTopics, analyze_question, content_words
+from clinical_gym.domains.inquiry.questions import HPI_TYPES, QuestionTopics, analyze_question
 
 ReplyKind = Literal["answered", "denied", "unknown", "refused", "repeated"]
 UnknownAnswer = Literal["deny", "unsure"]
@@ -63,7 +64,12 @@ BM25_MIN_SCORE = 1.0
 EVENT_WORD_SHARE = 2 / 3
 MAX_PARTS = 6
 WORD_BONUS, MAX_WORD_BONUS = 0.25, 1.0
-STEM = 5  # words compared by their first letters ("operation" / "operated")
+_COMPLAINT_CATEGORIES = frozenset({"hpi", "ros"})
+_NEAR_TYPES = {"onset": "duration", "duration": "onset"}  # a fact that tells one answers the other at half weight
+# The category where a history topic's own facts are filed (a medication list before an ROS line naming tablets).
+_HOME_CATEGORY = {"medications": "medications", "past_history": "past_history", "surgical_history": "surgical_history",
+                  "allergies": "allergies", "family_history": "family", "menstrual_history": "gynecologic"}
+_ORGAN_CATEGORY_ORDER = ("past_history", "surgical_history", "medications", "hpi", "ros", "social", "gynecologic", "allergies")
 
 
 @dataclass(frozen=True)
@@ -85,19 +91,9 @@ class Patient(Protocol):
     def reply(self, question: str, history: list[dict[str, str]]) -> PatientReply: ...
 
 
-def _stems(words) -> frozenset[str]:
-    return frozenset(w[:STEM] for w in words)
-
-
-# Words an event question may hold that no fact repeats ("Did you wet yourself during one?" / "I wet myself").
-_EVENT_FILLER = frozenset({"yourself", "yourselves", "myself", "one", "ones", "during", "them", "they", "he", "she",
-                           "him", "her", "his", "their"})
-
-
 def _covers(asked: frozenset[str], fact: frozenset[str]) -> bool:
-    """Whether a fact's word stems hold most of an event question's: a stem matches the same stem or one a letter
-    longer or shorter ("bite" / "bit", "wets" / "wet"), filler words left out."""
-    asked = asked - _stems(_EVENT_FILLER)
+    """Whether a fact's word stems hold most of an event question's (``lexicon.content_stems``: pronouns and fillers
+    left out): a stem matches the same stem or one a letter longer or shorter ("wets" / "wet")."""
     if not asked:
         return False
     near = lambda a, b: a == b or (min(len(a), len(b)) >= 3 and abs(len(a) - len(b)) == 1  # noqa: E731
@@ -111,8 +107,9 @@ class _CaseIndex:
     """Per-case lookups, built once per case object. Facts that name the diagnosis are never said."""
 
     facts: tuple[Fact, ...]
-    said: dict[str, frozenset[str]]  # fact id -> keys it answers (tags, plus symptoms its words affirm)
+    said: dict[str, frozenset[str]]  # fact id -> keys it answers (tags, symptoms its words affirm, "location" if it says where)
     stems: dict[str, frozenset[str]]
+    events: dict[str, frozenset[str]]  # fact id -> events it names in any wording (lexicon.EVENT_TERMS)
     chief: str | None
     pains: frozenset[str]
     affirmed: frozenset[str]  # every key some present fact affirms
@@ -122,14 +119,20 @@ class _CaseIndex:
     def build(cls, case: Case) -> "_CaseIndex":
         claims = case_claims(case)
         facts = tuple(f for f in case.history if not leaked_terms(f.text, case.diagnosis))
-        said = {f.id: frozenset(f.topics) | claims[f.id].affirms for f in facts}
+        # a complaint fact that says where ("My muscles ache all over", "a swollen, painful right knee") answers
+        # "where?" about a symptom the record tags no location for
+        located = {s for f in facts if "location" in f.topics for s in f.symptoms}
+        site = {f.id: frozenset({"location"}) if f.present and f.category in _COMPLAINT_CATEGORIES and names_site(f.text)
+                and claims[f.id].affirms - located else frozenset() for f in facts}
+        said = {f.id: frozenset(f.topics) | claims[f.id].affirms | site[f.id] for f in facts}
         ordered = [f for f in facts if f.volunteered and f.symptoms] + [f for f in facts if f.category == "hpi" and f.symptoms]
         chief = ordered[0].symptoms[0] if ordered else None
         pains = frozenset(s for f in facts if f.present for s in said[f.id] if s in PAIN_SYMPTOMS)
-        corpus = [list(content_words(f.text)) or ["_"] for f in facts]
+        corpus = [index_tokens(f.text) or ["_"] for f in facts]
         affirmed = frozenset(k for f in case.history if f.present for k in claims[f.id].affirms)
-        return cls(facts=facts, said=said, stems={f.id: _stems(content_words(f.text)) for f in facts}, chief=chief, pains=pains,
-                   affirmed=affirmed, bm25=BM25Okapi(corpus) if corpus else None)
+        return cls(facts=facts, said=said, stems={f.id: frozenset(content_stems(f.text)) for f in facts},
+                   events={f.id: concepts(f.text) for f in facts}, chief=chief, pains=pains, affirmed=affirmed,
+                   bm25=BM25Okapi(corpus) if corpus else None)
 
 
 _INDEX: dict[int, tuple[Case, _CaseIndex]] = {}
@@ -160,6 +163,12 @@ def _denial(symptoms: list[str]) -> str:
     return f"No, I haven't had any {joined}."
 
 
+def _site_of(pains: frozenset[str]) -> str:
+    """Where pains are, as their names say ("in my throat" for a sore throat), for up to three of them."""
+    sites = list(dict.fromkeys(PAIN_SITES[p] for p in sorted(pains) if p in PAIN_SITES))[:3]
+    return " and ".join(sites)
+
+
 @dataclass
 class _Answer:
     """The parts of a reply being put together."""
@@ -167,6 +176,8 @@ class _Answer:
     texts: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
     denied: list[str] = field(default_factory=list)
+    event: bool = False  # a fact naming an event the question names was told (or held back): nothing is denied
+    affirmed: bool = False  # something was said that is no denial, though no fact was told ("It's in my throat.")
 
     def fact(self, f: Fact) -> None:
         if f.id not in self.facts:
@@ -228,8 +239,9 @@ class RuleBasedPatient:
             if fact is not None:
                 return PatientReply(fact.text, "answered" if fact.present else "denied", (fact.id,))
         answer = _Answer()
+        self._answer_events(q, answer)
         groups = self._symptom_groups(q)
-        if groups is None:
+        if groups is None and not answer.event:
             answer.deny(NO_PAIN, [GENERIC_PAIN])
         elif groups:
             self._answer_symptoms(q, groups, answer)
@@ -243,9 +255,26 @@ class RuleBasedPatient:
         if not answer.texts:
             return self._retrieve(q, question)
         texts = answer.texts[:MAX_PARTS]
-        present = any(self.case.fact(f).present for f in answer.facts)
+        present = answer.affirmed or any(self.case.fact(f).present for f in answer.facts)
         kind = "answered" if present else "denied"
         return PatientReply(" ".join(texts), kind, tuple(answer.facts), tuple(answer.denied))
+
+    def _answer_events(self, q: QuestionTopics, answer: _Answer) -> None:
+        """An event the question names in any wording ("Have you been incontinent?", "any pets?", "Do you remember
+        it?") that a fact tells, whatever its tags ("I wet myself during it"): that fact first, held back if the
+        persona withholds it and the question does not name its symptom; the rest of the reply then denies nothing
+        (the record said it happened)."""
+        if not q.events:
+            return
+        hits = [f for f in self._index.facts if q.events & self._index.events[f.id]]
+        if not hits:
+            return
+        fact = min(hits, key=lambda f: (f.id in self.revealed, not f.present))
+        if fact.id in self.case.persona.withheld and not set(fact.symptoms) & q.explicit_symptoms:
+            answer.texts.append(HOLD_BACK)
+        else:
+            answer.fact(fact)
+        answer.event = True
 
     def _symptom_groups(self, q: QuestionTopics) -> list[tuple[str, frozenset[str]]] | None:
         """The symptoms asked about, each with the keys that answer it; None means 'pain' asked, patient has none.
@@ -272,7 +301,12 @@ class RuleBasedPatient:
             fact = self._best(q, keys, need_type=name == "<implicit>", named=name)
             if fact is not None:
                 answer.fact(fact)
+            elif name == "<implicit>" and "location" in q.question_types and (site := _site_of(keys)):
+                answer.texts.append(f"It's {site}.")  # "where is the pain?" of a sore throat no fact locates: the throat
+                answer.affirmed = True
             if name == "<implicit>" or (fact is not None and (fact.present or name in fact.topics or keys & self._index.affirmed)):
+                continue
+            if answer.event:  # the event asked about was told: no denial beside it
                 continue
             if keys & self._withheld_keys():  # held back until asked about specifically: not denied, not told
                 answer.texts.append(HOLD_BACK)
@@ -287,13 +321,35 @@ class RuleBasedPatient:
         for topic in types:
             if topic == "associated" and skip_associated:
                 continue
+            if answer.event and topic not in HISTORY_TYPES:  # "any pets?" told the cat: not also who they live with
+                continue
+            if topic == "past_history" and q.organs:
+                self._answer_organs(q, answer)
+                continue
             fact = self._best(q, frozenset(), only_type=topic)
             if fact is not None:
                 answer.fact(fact)
             elif topic in self._withheld_keys():
                 answer.texts.append(HOLD_BACK)
+            elif answer.event:
+                continue
             elif topic in NO_HISTORY and topic not in q.implied_types and not (topic == "menstrual_history" and self.case.demographics.sex == "male"):
                 answer.deny(NO_HISTORY[topic], [topic] if topic in HISTORY_TYPES else [])
+
+    def _answer_organs(self, q: QuestionTopics, answer: _Answer) -> None:
+        """A "<organ> problems" question ("any bowel problems?"): a fact about that organ (past history first, never
+        a relative's), else, unless its symptoms were just answered, "No, I've never had any problems with my ...";
+        another organ's history is no answer."""
+        withheld = set(self.case.persona.withheld)
+        for organ in q.organs:
+            about = [f for f in self._index.facts if f.category != "family" and about_organ(f.text, organ)
+                     and (f.id not in withheld or set(f.symptoms) & q.explicit_symptoms)]
+            about.sort(key=lambda f: (_ORGAN_CATEGORY_ORDER.index(f.category) if f.category in _ORGAN_CATEGORY_ORDER
+                                      else len(_ORGAN_CATEGORY_ORDER), f.id in self.revealed))
+            if about:
+                answer.fact(about[0])
+            elif not ORGANS[organ].symptoms and not answer.event:
+                answer.deny(f"No, I've never had any problems with my {ORGANS[organ].noun}.", [])
 
     def _withheld_keys(self) -> frozenset[str]:
         withheld = self.case.persona.withheld
@@ -310,42 +366,53 @@ class RuleBasedPatient:
         best, best_score = None, 0.0
         withheld = set(self.case.persona.withheld)
         types = frozenset({only_type}) if only_type else q.question_types
-        stems = _stems(q.words)
+        near_types = types | {_NEAR_TYPES[t] for t in types if t in _NEAR_TYPES}
+        stems = frozenset(content_stems(" ".join(q.words)))
         for i, f in enumerate(self._index.facts):
             if f.id in withheld and not (set(f.symptoms) & q.explicit_symptoms):
                 continue
             said = bool(symptoms & self._index.said[f.id])
             tagged = bool(symptoms.intersection(f.topics))
             exact = named in f.topics or (named == "<implicit>" and tagged)
-            typ = len(types.intersection(f.topics)) + 0.5 * len((types & self._index.said[f.id]).difference(f.topics))
+            typ = (len(types.intersection(f.topics)) + 0.5 * len((types & self._index.said[f.id]).difference(f.topics))
+                   + 0.5 * len((near_types - types).intersection(f.topics)))  # "when did it start?": "for two days"
             if (symptoms and not said) or ((need_type or not symptoms) and types and not typ) or (not symptoms and not typ):
                 continue
             bonus = min(MAX_WORD_BONUS, WORD_BONUS * len(stems & self._index.stems[f.id]))
+            home = 0.5 if only_type is not None and f.category == _HOME_CATEGORY.get(only_type) else 0.0  # the medication list
             broad = 0.5 if len(symptoms) > 1 and f.present else 0.0  # "any bowel problems?": what the patient has first
-            score = (2.0 * exact + tagged + said + typ + bonus + broad - 0.01 * len(f.topics)
+            # a present fact that affirms the very symptom asked beats a pertinent negative about a narrower one
+            affirms = 1.5 if f.present and named in self._index.said[f.id] else 0.0
+            score = (2.0 * exact + tagged + said + typ + bonus + broad + home + affirms - 0.01 * len(f.topics)
                      + (0.3 if f.id not in self.revealed else 0.0) - 0.0001 * i)
             if score > best_score:
                 best, best_score = f, score
         return best
 
     def _retrieve(self, q: QuestionTopics, question: str) -> PatientReply:
-        """A fact that shares the question's words; a yes/no question about an event needs most of its words in the
-        fact ("a blood transfusion?" is not answered by "no blood in my vomit"), else it gets the plausible
-        negative; any other question, the refusal."""
+        """A fact that shares the question's words (their stems, and the events they name in any wording). A yes/no
+        question about an event is answered only by a fact that names the same event ("Have you been incontinent?" /
+        "I wet myself during it") or holds most of its words ("a blood transfusion?" is not answered by "no blood
+        in my vomit"); when no recorded fact does, it gets the plausible negative. Any other question gets the best
+        match, else the refusal. A withheld fact found this way is held back, never denied."""
         idx = self._index
         event = bool(_EVENT_QUESTION.search(question))
-        if q.words and idx.bm25 is not None:
-            scores = idx.bm25.get_scores(list(q.words))
-            i = int(np.argmax(scores))
-            fact = idx.facts[i]
-            covered = _covers(_stems(q.words), idx.stems[fact.id])
-            if scores[i] >= BM25_MIN_SCORE and (covered or not event):
-                if fact.id in self.case.persona.withheld:  # held back, never denied ("Did you wet yourself?")
-                    return PatientReply(HOLD_BACK, "denied")
-                return PatientReply(fact.text, "answered" if fact.present else "denied", (fact.id,))
+        tokens = index_tokens(question)
+        scores = idx.bm25.get_scores(tokens) if tokens and idx.bm25 is not None else None
         if event:
-            return PatientReply(NO_EVENT[self.unknown_answer], "denied")
-        return PatientReply(REFUSE, "refused")
+            asked, named = frozenset(content_stems(question)), concepts(question)
+            found = [i for i, f in enumerate(idx.facts) if named & idx.events[f.id] or _covers(asked, idx.stems[f.id])]
+            if not found:
+                return PatientReply(NO_EVENT[self.unknown_answer], "denied")
+            i = max(found, key=lambda i: (scores[i] if scores is not None else 0.0, -i))
+        elif scores is not None and len(scores) and scores.max() >= BM25_MIN_SCORE:
+            i = int(np.argmax(scores))
+        else:
+            return PatientReply(REFUSE, "refused")
+        fact = idx.facts[i]
+        if fact.id in self.case.persona.withheld:  # held back, never denied ("Did you wet yourself?")
+            return PatientReply(HOLD_BACK, "denied")
+        return PatientReply(fact.text, "answered" if fact.present else "denied", (fact.id,))
 
     # -- how to say it ------------------------------------------------------------------------------------
     def _style(self, text: str, facts: tuple[str, ...]) -> str:

@@ -10,9 +10,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from clinical_gym.cases.lexicon import ORGANS, concepts, organs_asked
 from clinical_gym.cases.topic_match import compile_fragments as _compile
 from clinical_gym.cases.topic_match import find_topics
-from clinical_gym.cases.topics import BROADER_TYPES
+from clinical_gym.cases.topics import BROADER, BROADER_TYPES
 
 _DIAGNOSIS_REQUEST = _compile([
     r"what (?:do|did|does) (?:i|you|he|she) have", r"what do you think (?:i|you) (?:might |could |may )?have", r"what(?:'s| is) (?:wrong|the matter) with (?:me|you)", r"(?:your|my|the) diagnos[ie]s",
@@ -47,7 +48,10 @@ HPI_TYPES = frozenset({"onset", "duration", "location", "character", "severity",
 class QuestionTopics:
     """What a question asks. ``explicit_symptoms`` were named outright (not inferred from "pain" or a broad term);
     ``implied_types`` are the history topics an umbrella word stands for ("lifestyle": work, smoking, ...), also
-    in ``question_types``."""
+    in ``question_types``. ``organs`` are those of a "<organ> problems" question ("any bowel problems?": past
+    history about the bowels, and the bowel symptoms, which are in ``explicit_symptoms``; see
+    ``clinical_gym.cases.lexicon.ORGANS``). ``events`` are the events it names in any wording ("Have you been
+    incontinent?": incontinence; ``lexicon.EVENT_TERMS``)."""
 
     question_types: frozenset[str]
     explicit_symptoms: frozenset[str]
@@ -58,6 +62,8 @@ class QuestionTopics:
     unknowable: bool
     words: tuple[str, ...]
     implied_types: frozenset[str] = frozenset()
+    organs: tuple[str, ...] = ()
+    events: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=8192)
@@ -67,11 +73,15 @@ def analyze_question(question: str) -> QuestionTopics:
     t = find_topics(question)
     umbrellas = t.question_types & set(BROADER_TYPES)
     implied = frozenset(k for u in umbrellas for k in BROADER_TYPES[u]) - t.question_types
+    organs = organs_asked(text)
+    organ_symptoms = frozenset(s for o in organs for s in ORGANS[o].symptoms)
     return QuestionTopics(
         question_types=(t.question_types - umbrellas) | implied,
         implied_types=implied,
-        explicit_symptoms=t.explicit_symptoms,
-        symptoms=t.symptoms,
+        explicit_symptoms=t.explicit_symptoms | organ_symptoms,
+        symptoms=t.symptoms | organ_symptoms | frozenset(n for s in organ_symptoms for n in BROADER.get(s, ())),
+        organs=organs,
+        events=concepts(text),
         generic_pain=t.generic_pain,
         diagnosis_request=bool(_DIAGNOSIS_REQUEST.search(text)),
         injection=bool(_INJECTION.search(text)),

@@ -68,6 +68,7 @@ def tag(text: str, category: FactCategory, context_symptom: str | None = None, e
     if category in _SYMPTOM_CATEGORIES:  # "Fever for 2 days." answers "how long?" and "since yesterday" "when?"
         types |= {"duration"} if _STATES_DURATION.search(text) else set()
         types |= {"onset"} if _STATES_ONSET.search(text) else set()
+        types.discard("family_history")  # "Her family noticed she is breathing fast" is no family history
     own = CATEGORY_TOPIC[category]
     if category == "family":
         return (own,)

@@ -50,6 +50,12 @@ _CATEGORY_WORDS: tuple[tuple[str, TestCategory], ...] = (
     ("bedside", "bedside"), ("dipstick", "bedside"), ("glucose meter", "bedside"), ("blood", "lab"), ("serum", "lab"), ("urin", "lab"),
     (r"lab\b", "lab"), ("laborator", "lab"), ("panel", "lab"), ("count", "lab"), ("level", "lab"), ("cbc", "lab"), ("bmp", "lab"), ("cmp", "lab"),
     ("profile", "lab"), ("function test", "lab"), ("antibod", "lab"), ("marker", "lab"), ("csf", "lab"), ("lumbar puncture", "lab"),
+    # MIMIC-IV / DiagGym study names: "CHEST (PA AND LAT)", "CTA CHEST", "RENAL U.S.", "UNILAT LOWER EXT VEINS", "KNEE (2 VIEWS)"
+    (r"cta\b", "imaging"), (r"mr[acv]?\b", "imaging"), ("mrcp", "imaging"), (r"u\.?s\b", "imaging"), ("portable", "imaging"),
+    (r"pa and lat", "imaging"), (r"views?\b", "imaging"), ("duplex", "imaging"), (r"lower ext", "imaging"), (r"upper ext", "imaging"),
+    (r"echo\b", "imaging"), ("transthoracic", "imaging"), ("transesophageal", "imaging"), (r"tte\b", "imaging"),
+    (r"egd\b", "imaging"), ("endoscop", "imaging"), ("colonoscop", "imaging"), ("fluoro", "imaging"), ("ascit", "lab"),
+    ("joint fluid", "lab"), ("pleural fluid", "lab"),
 )
 SHORT_RESULT_WORDS = 4  # a non-numeric result this short ("Positive", "Not detected") is a lab value, not a report
 
@@ -291,6 +297,8 @@ def result_from_report(name: str, report: str) -> TestResult | None:
     """One test from a result report: lines that read as lab values become values, the rest stays text."""
     values, lines = [], []
     for line in report.splitlines():
+        if re.match(r"\s*Value:", line):  # a one-item MIMIC result: "Value: 16; Numeric Value: 16.0; Units: mEq/L; ..."
+            line = f"{name}: {line.strip()}"
         found = parse_lab_line(line) if line.strip() else None
         if found:
             values.append(found)
