@@ -35,9 +35,55 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+DAYS_PER_YEAR = 365.25
+
+
 class Demographics(_Model):
+    """Age in whole years and sex; ``age_days`` is the age in days of a patient under one year where the record
+    gives it ("a 3-week-old boy"), shown in weeks or months (``age_text``)."""
+
     age: int = Field(ge=0, le=120)
     sex: Literal["male", "female"]
+    age_days: int | None = Field(default=None, ge=0, le=365)
+
+    @model_validator(mode="after")
+    def _days_under_one_year(self) -> "Demographics":
+        if self.age_days is not None and self.age != 0:
+            raise ValueError(f"age_days is for patients under one year; age is {self.age}")
+        return self
+
+    @property
+    def age_in_days(self) -> int:
+        """The age in days (whole years count from their first day)."""
+        return self.age_days if self.age_days is not None else round(self.age * DAYS_PER_YEAR)
+
+    def _age_parts(self) -> tuple[int, str] | None:
+        if self.age > 0:
+            return self.age, "year"
+        if self.age_days is None:
+            return None
+        if self.age_days < 14:
+            return self.age_days, "day"
+        if self.age_days < 60:
+            return self.age_days // 7, "week"
+        return max(2, round(self.age_days / 30.44)), "month"
+
+    @property
+    def age_text(self) -> str:
+        """The age in words: "43 years old", "3 weeks old", "5 months old", "10 days old" ("under 1 year old" when the
+        days are unknown)."""
+        parts = self._age_parts()
+        if parts is None:
+            return "under 1 year old"
+        n, unit = parts
+        return f"{n} {unit}{'' if n == 1 else 's'} old"
+
+    @property
+    def age_adjective(self) -> str:
+        """The age as an adjective: "43-year-old", "3-week-old", "5-month-old" ("under-1-year-old" when the days are
+        unknown)."""
+        parts = self._age_parts()
+        return "under-1-year-old" if parts is None else f"{parts[0]}-{parts[1]}-old"
 
 
 class Fact(_Model):
@@ -207,7 +253,7 @@ class Case(_Model):
     @property
     def opening(self) -> str:
         """The self-report line shown to the doctor at reset (DoctorAgent-RL format)."""
-        return f"{self.self_report} ({self.demographics.sex}, {self.demographics.age} years old)"
+        return f"{self.self_report} ({self.demographics.sex}, {self.demographics.age_text})"
 
 
 _WORD = re.compile(r"[a-z0-9]+")

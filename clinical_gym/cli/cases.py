@@ -40,7 +40,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def render_case(case: Case) -> str:
     """A case as readable text: every field, history facts marked (* volunteered, - denied) with their topics."""
     d = case.demographics
-    lines = [f"{case.id}  ({case.specialty.replace('_', ' ')})", f"Source: {case.source}", f"Patient: {d.sex}, {d.age} years old",
+    lines = [f"{case.id}  ({case.specialty.replace('_', ' ')})", f"Source: {case.source}", f"Patient: {d.sex}, {d.age_text}",
              f"Chief complaint: {case.chief_complaint}", f"Self-report: {case.self_report}", "",
              f"History ({len(case.history)} facts; * volunteered, - denied):"]
     for f in case.history:

@@ -40,7 +40,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
 
     ## Starting State
     A case drawn with ``self.np_random`` (or ``options={"case_id": ...}`` / ``{"case": Case}``). The first
-    observation is ``Patient's description: <self-report> (<sex>, <age> years old)``.
+    observation is ``Patient's description: <self-report> (<sex>, <age> years old)`` (a patient under one year: "3 weeks old", "5 months old").
 
     ## Rewards
     Per the preset (``reward=``): ``"doctoragent_rl"`` (default) or ``"doctor_r1"``; see ``clinical_gym.domains.inquiry.presets``.
@@ -112,7 +112,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
         self.patient.reset(case, self.np_random)
         volunteered = " ".join(f.text for f in case.history if f.volunteered)
         d = case.demographics
-        obs = f"Patient's description: {case.self_report}. {volunteered} ({d.sex}, {d.age} years old)".replace("..", ".")
+        obs = f"Patient's description: {case.self_report}. {volunteered} ({d.sex}, {d.age_text})".replace("..", ".")
         system = self.doctor_prompt.format(budget=self.turn_budget, tests=TESTS_ADDENDUM if self.allow_tests else "")
         info = {"system_prompt": system, "turn_budget": self.turn_budget, "reward_preset": self.preset.name,
                 "specialty": case.specialty}

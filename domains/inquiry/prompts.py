@@ -48,7 +48,7 @@ Rules:
 def patient_profile(case: Case) -> str:
     """The patient's hidden profile: everything they could tell, without the diagnosis or test results."""
     d = case.demographics
-    lines = [f"{d.age}-year-old {d.sex}. Reason for visit: {case.self_report}"]
+    lines = [f"{d.age_adjective} {d.sex}. Reason for visit: {case.self_report}"]
     lines += [f"- {f.text}" for f in case.history]
     return "\n".join(lines)
 
@@ -87,7 +87,7 @@ def enhanced_description(case: Case) -> str:
     self-report, everything the patient can tell, and the examination findings that support it, in one paragraph,
     never the diagnosis."""
     d = case.demographics
-    parts = [f"{case.self_report} ({d.sex}, {d.age} years old).", *(f.text for f in case.history)]
+    parts = [f"{case.self_report} ({d.sex}, {d.age_text}).", *(f.text for f in case.history)]
     parts += [f"On examination ({system}): {finding}" for system, finding in case.physical_exam.items()]
     return " ".join(p.strip() for p in parts if p.strip())
 

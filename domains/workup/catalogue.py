@@ -52,7 +52,9 @@ _PRE = (
     (re.compile(r"'(?:d|ll|s|m|re|ve)\b"), " "),
     (re.compile(r"\bw/o\b"), " without "),
     (re.compile(r"\bw/"), " with "),
-    (re.compile(r"\bu/s\b"), " ultrasound "),
+    (re.compile(r"\bu/s\b|\bu\.s\.?(?!\w)"), " ultrasound "),  # "RENAL U.S." (MIMIC-IV study names)
+    # MIMIC-IV radiograph names give the views: "CHEST (PA AND LAT)", "KNEE (2 VIEWS)", "CHEST (PORTABLE AP)"
+    (re.compile(r"\((?:\s*\d+\s*views?|\s*(?:pa|ap)(?:\s*(?:and|&)\s*lat(?:eral)?)?|\s*portable(?:\s*(?:ap|pa))?|\s*single\s*views?)\s*\)"), " x ray "),
     (re.compile(r"&"), " and "),
 )
 _WORD = re.compile(r"[a-z0-9]+")
@@ -71,6 +73,7 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("strep", "streptococcal"), ("streptococcus",)),
     **dict.fromkeys(("noncontrast", "unenhanced"), ("without", "contrast")),
     "pelvic": ("pelvis",), "renal": ("kidney",), "hepatic": ("liver",), "scrotal": ("scrotum",), "mr": ("mri",),
+    "unilat": ("unilateral",), "bilat": ("bilateral",), "ext": ("extremity",),  # "UNILAT LOWER EXT VEINS"
     "cta": ("ct", "angiography"),
     "mra": ("mri", "angiography"),
 }
@@ -277,14 +280,15 @@ class Component(_Model):
             lo, hi = max(lo, self.typical[0]), min(hi, self.typical[1])
         return lo, hi
 
-    def normal_value(self, sex: Sex, rng: np.random.Generator) -> LabValue:
-        """A normal result: a value drawn within the range with this component's decimals, or the normal text."""
+    def normal_value(self, sex: Sex, rng: np.random.Generator, reference: tuple[float, float] | None = None) -> LabValue:
+        """A normal result: a value drawn within the range with this component's decimals, or the normal text.
+        ``reference`` replaces the range (a child's: ``paediatric_ranges``) for the draw and the report."""
         if not self.numeric:
             return LabValue(name=self.name, text=self.normal_text, unit=self.unit)
         scale = 10 ** self.decimals
-        lo, hi = self.sampling_range(sex)
+        lo, hi = reference or self.sampling_range(sex)
         steps = int(rng.integers(math.ceil(lo * scale - 1e-9), math.floor(hi * scale + 1e-9) + 1))
-        low, high = self.reference(sex)
+        low, high = reference or self.reference(sex)
         return LabValue(name=self.name, value=round(steps / scale, self.decimals), unit=self.unit, ref_low=low,
                         ref_high=high)
 
@@ -293,12 +297,15 @@ class Exam(_Model):
     """An orderable exam: its canonical name, kind, aliases, and its components and/or normal-findings text.
 
     ``exam_system`` links a physical-exam section to the case's ``physical_exam`` key; ``part_of`` names the exam
-    this one is a sub-item of (a cranial nerve exam is part of the neurological exam).
+    this one is a sub-item of (a cranial nerve exam is part of the neurological exam); ``includes`` names narrower
+    studies whose findings this exam's report also covers (an abdominal ultrasound covers the right upper quadrant
+    and the kidneys): a recorded one answers an order of this exam, with no effect on exam matching.
     """
 
     name: str = Field(min_length=1)
     kind: ExamKind
     aliases: tuple[str, ...] = ()
+    includes: tuple[str, ...] = ()
     components: tuple[Component, ...] = ()
     normal_text: str | None = None
     exam_system: ExamSystem | None = None
@@ -402,6 +409,7 @@ class Catalogue:
                     problems.append(f"alias {alias!r} belongs to both {owner[key]!r} and {e.name!r}")
             if e.part_of is not None and e.part_of not in self._by_name:
                 problems.append(f"{e.name}: part_of names unknown exam {e.part_of!r}")
+            problems.extend(f"{e.name}: includes unknown exam {name!r}" for name in e.includes if name not in self._by_name)
         definitions: dict[str, Component] = {}
         component_owner: dict[tuple[str, ...], str] = {}
         for c in (c for e in self.exams for c in e.components):

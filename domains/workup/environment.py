@@ -57,7 +57,7 @@ def initial_inquiry(case: Case) -> str:
     said = case.self_report.strip().rstrip(".").lower()  # an imported case's complaint is often its first HPI fact too
     texts = lambda *cats: " ".join(f.text for f in case.history  # noqa: E731
                                    if f.category in cats and f.text.strip().rstrip(".").lower() != said)
-    parts = [f"Patient: {d.age}-year-old {d.sex}.", f"Chief complaint: {case.chief_complaint}.",
+    parts = [f"Patient: {d.age_adjective} {d.sex}.", f"Chief complaint: {case.chief_complaint}.",
              f"History of present illness (patient's account): {case.self_report}. {texts('hpi', 'ros')}".replace("..", ".")]
     for label, cats in (("Past medical history", ("past_history", "surgical_history")), ("Medications", ("medications",)),
                         ("Allergies", ("allergies",)), ("Social history", ("social",)), ("Family history", ("family",))):

@@ -7,12 +7,16 @@ An order finds, in this order of preference:
 2. a recorded group: the tests under a nested name's parent ("Imaging" gives "Imaging - Chest CT" and
    "Imaging - Abdominal X-ray"), or, for a group word a doctor uses ("blood tests", "bloods", "labs",
    "imaging", "cultures", "biopsy"), the recorded tests of that kind;
-3. a recorded lab value by its name ("Rubella IgM" in "TORCH Screen");
+3. a recorded lab value by its name ("Rubella IgM" in "TORCH Screen") on the specimen the order names or the
+   catalogue gives it ("plasma glucose" or "glucose" is never a CSF or urine glucose; "CSF glucose" is);
 4. through the exam catalogue: a recorded test whose name the catalogue reads as the same exam (its aliases:
-   "Echo" finds a recorded "Echocardiogram"), the physical-exam section or vitals of that exam, a recorded value
-   of the component ordered ("Hb" finds a recorded "Hemoglobin"), or the recorded values of an ordered panel's
-   components (then only the rest is synthesised);
-5. a recorded name one typo away ("Barium enama").
+   "Echo" finds a recorded "Echocardiogram"; several such tests come back together), the physical-exam section or
+   vitals of that exam, a recorded value of the component ordered ("Hb" finds a recorded "Hemoglobin"; a value of
+   a CSF, urine or body-fluid test is read as that specimen's component: a lumbar puncture's "Glucose" is the CSF
+   glucose), or the recorded values of an ordered panel's components (then only the rest is synthesised);
+5. the one recorded test whose name holds every word of a short order the catalogue does not know ("MRI" finds
+   the recorded "MRI Brain and Orbits", "CT angiogram" the "CTA HEAD AND NECK"; two such tests: none);
+6. a recorded name one typo away ("Barium enama").
 
 A catalogue reading of a recorded name counts only where its kind agrees with the recorded category (a "Biopsy -
 Cervical Lymph Node" is not the lymph-node examination).
@@ -21,6 +25,7 @@ Cervical Lymph Node" is not the lymph-node examination).
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -31,9 +36,21 @@ from clinical_gym.domains.workup.catalogue import GENERIC_WORDS, Catalogue, Comp
 NEST = " - "  # how imported names join a group and its parts ("Imaging - Chest CT")
 NEAR_RATIO = 0.9  # a recorded name this similar to the order (and 6+ letters long) is read as a typo of it
 SUGGEST_RATIO = 0.6
+CONTAINED_MAX_WORDS = 3  # an order this short may find the one recorded test whose name holds all its words
+# The specimens other than blood, by the words that name them (as ``exam_words`` writes them), and the word the
+# catalogue puts before a component of that specimen ("CSF glucose", "Urine glucose", "Ascitic fluid neutrophils").
+_SPECIMEN_WORDS: dict[str, frozenset[str]] = {
+    "csf": frozenset({"csf", "cerebrospinal", "lumbar"}), "urine": frozenset({"urine", "urinalysis", "urinary"}),
+    "stool": frozenset({"stool", "fecal", "faecal"}), "pleural": frozenset({"pleural"}),
+    "peritoneal": frozenset({"ascitic", "ascite", "ascites", "peritoneal", "paracentesis"}), "synovial": frozenset({"synovial", "joint"}),
+    "sputum": frozenset({"sputum"}), "fluid": frozenset({"fluid", "aspirate"}),
+}
+_SPECIMEN_PREFIX = {"csf": "CSF", "urine": "Urine", "stool": "Stool", "pleural": "Pleural fluid", "peritoneal": "Ascitic fluid",
+                    "synovial": "Synovial fluid", "sputum": "Sputum"}
+_BLOOD_WORDS = frozenset({"blood", "serum", "plasma", "venous", "arterial", "capillary"})
 # Words of a test on a specimen other than blood: such a test is no "blood test" and its values no blood component.
-_NON_BLOOD_WORDS = frozenset({"urine", "urinalysis", "urinary", "csf", "cerebrospinal", "lumbar", "stool", "fecal",
-                              "faecal", "fluid", "ascitic", "pleural", "peritoneal", "sputum", "synovial", "aspirate"})
+_NON_BLOOD_WORDS = frozenset().union(*_SPECIMEN_WORDS.values())
+BLOOD = "blood"
 # Group words a doctor orders by, and the recorded tests each stands for (by category and, optionally, name words).
 _GROUP_WORDS: tuple[tuple[frozenset[tuple[str, ...]], frozenset[str], frozenset[str]], ...] = (
     (frozenset({("blood", "test"), ("blood", "work"), ("blood",), ("bloods",), ("lab",), ("lab", "test"), ("lab", "work"), ("laboratory",),
@@ -51,9 +68,24 @@ _GROUP_WORDS: tuple[tuple[frozenset[tuple[str, ...]], frozenset[str], frozenset[
 _URINE_WORDS = frozenset({"urine", "urinalysis", "urinary"})
 
 
-def _specimen(*names: str) -> frozenset[str]:
-    """The words naming a specimen other than blood in any of ``names``."""
-    return frozenset(w for name in names for w in exam_words(name)) & _NON_BLOOD_WORDS
+def specimen_of(*names: str) -> str:
+    """The specimen names speak of: the first non-blood one they name (a body fluid named only as "fluid" counts
+    after the specific ones), else blood."""
+    words = {w for name in names for w in exam_words(name)}
+    return next((spec for spec, named in _SPECIMEN_WORDS.items() if words & named), BLOOD)
+
+
+def _order_specimen(order: str, exam: Exam | None) -> str | None:
+    """The specimen an order asks for: named in it ("CSF glucose", "plasma glucose"), else its catalogue lab's
+    ("glucose" is plasma glucose: blood); None when neither says (any specimen, blood first)."""
+    words = set(exam_words(order))
+    if words & _NON_BLOOD_WORDS:
+        return specimen_of(order)
+    if words & _BLOOD_WORDS:
+        return BLOOD
+    if exam is not None and exam.kind in ("lab_panel", "lab_test"):
+        return specimen_of(exam.name, *exam.aliases)
+    return None
 
 
 @dataclass(frozen=True)
@@ -153,18 +185,19 @@ class RecordIndex:
         return groups
 
     @cached_property
-    def _values(self) -> dict[str, list[str]]:
-        """Result lines by the name they start with: lab values, and a report's 'Name: text' lines."""
-        out: dict[str, list[str]] = {}
+    def _values(self) -> dict[str, list[tuple[str, str]]]:
+        """Result lines by the name they start with, with the specimen of the test they are in: lab values, and a
+        report's 'Name: text' lines."""
+        out: dict[str, list[tuple[str, str]]] = {}
         for t in self.case.tests:
             for v in t.values:
                 for key in _keys(_leaf(v.name)):
-                    out.setdefault(key, []).append(format_lab_value(v))
+                    out.setdefault(key, []).append((format_lab_value(v), specimen_of(t.name, v.name)))
             for line in t.text.splitlines():
                 name, sep, rest = line.partition(": ")
                 if sep and rest.strip() and len(name.split()) <= 8:
                     for key in _keys(_leaf(name)):
-                        out.setdefault(key, []).append(line)
+                        out.setdefault(key, []).append((line, specimen_of(t.name, name)))
         return out
 
     @cached_property
@@ -193,14 +226,21 @@ class RecordIndex:
         out: dict[str, list[LabValue]] = {}
         for t in self.case.tests:
             for v in t.values:
-                hit = self.catalogue.lookup(_leaf(v.name))
-                if hit is None:
-                    continue
-                component = hit.component or (hit.exam.components[0] if hit.exam.kind == "lab_test"
-                                              and len(hit.exam.components) == 1 else None)
-                same_specimen = _specimen(f"{t.name} {v.name}") <= _specimen(hit.exam.name, *hit.exam.aliases)
-                if component is not None and same_specimen:
-                    out.setdefault(component.name, []).append(v)
+                specimen = specimen_of(t.name, v.name)
+                leaf = _leaf(v.name)
+                readings = [leaf]
+                if specimen in _SPECIMEN_PREFIX:  # a lumbar puncture's "Glucose, CSF" or "Glucose" is the CSF glucose
+                    bare = " ".join(w for w in re.split(r"[\s,]+", leaf) if w and not set(exam_words(w)) & _NON_BLOOD_WORDS)
+                    readings.insert(0, f"{_SPECIMEN_PREFIX[specimen]} {bare}")
+                for reading in readings:
+                    hit = self.catalogue.lookup(reading)
+                    if hit is None or specimen_of(hit.exam.name, *hit.exam.aliases) != specimen:
+                        continue
+                    component = hit.component or (hit.exam.components[0] if hit.exam.kind == "lab_test"
+                                                  and len(hit.exam.components) == 1 else None)
+                    if component is not None:
+                        out.setdefault(component.name, []).append(v)
+                        break
         return out
 
     def names(self) -> list[str]:
@@ -222,11 +262,17 @@ class RecordIndex:
                 return RecordHit(parent, _group_text(members) if len(members) > 1 else format_test_result(members[0]), exam)
             if key in self._by_name:
                 return self._test_hit(self._by_name[key], exam)
+        specimen = _order_specimen(order, exam)
         for key in keys:
-            if key in self._values:
-                return RecordHit(order.strip(), "\n".join(dict.fromkeys(self._values[key])), exam)
+            lines = self._values.get(key, [])
+            if specimen is None and any(spec == BLOOD for _, spec in lines):
+                specimen = BLOOD  # "protein": the blood value first
+            lines = [line for line, spec in lines if specimen is None or spec == specimen]
+            if lines:
+                return RecordHit(order.strip(), "\n".join(dict.fromkeys(lines)), exam)
         found = self._through_catalogue(hit.exam, hit.component) if hit is not None else None
-        return found or self._group_word(keys[0], order.strip()) or self._near(keys[0], exam)
+        return (found or self._group_word(keys[0], order.strip()) or (self._contained(order) if exam is None else None)
+                or self._near(keys[0], exam))
 
     def _test_hit(self, test: TestResult, exam: Exam | None) -> RecordHit:
         label = exam.name if exam is not None and exam.name in dict(self._exams_of_tests).get(test, ()) else test.name
@@ -236,9 +282,15 @@ class RecordIndex:
         if component is not None:
             values = self._component_values.get(component.name)
             return RecordHit(component.name, "\n".join(format_lab_value(v) for v in values), exam) if values else None
-        test = next((t for t, exams in self._exams_of_tests if exam.name in exams), None)
-        if test is not None:
-            return RecordHit(exam.name, format_test_result(test), exam)
+        tests = [t for t, exams in self._exams_of_tests if exam.name in exams]
+        # a recorded study, or a panel recorded whole; a lone lab item read as the panel ("Polys, CSF") waits for the
+        # panel's recorded components below
+        whole = [t for t in tests if len(t.values) != 1 or t.text]
+        if whole:
+            return RecordHit(exam.name, format_test_result(whole[0]) if len(whole) == 1 else _group_text(whole), exam)
+        covered = [t for t, exams in self._exams_of_tests if exams & set(exam.includes)]
+        if covered:  # an abdominal ultrasound order on a record holding the right upper quadrant ultrasound
+            return RecordHit(exam.name, format_test_result(covered[0]) if len(covered) == 1 else _group_text(covered), exam)
         if exam.exam_system == "vitals" and self.case.vitals is not None:
             return RecordHit(exam.name, format_vitals(self.case.vitals), exam)
         if exam.exam_system is not None and exam.exam_system in self.case.physical_exam:
@@ -246,6 +298,8 @@ class RecordIndex:
         recorded = {c.name: self._component_values[c.name][0] for c in exam.components if c.name in self._component_values}
         if recorded:
             return RecordHit(exam.name, "\n".join(format_lab_value(v) for v in recorded.values()), exam, recorded)
+        if tests:
+            return RecordHit(exam.name, format_test_result(tests[0]) if len(tests) == 1 else _group_text(tests), exam)
         return None
 
     def _group_word(self, key: str, label: str) -> RecordHit | None:
@@ -262,6 +316,14 @@ class RecordIndex:
                                  _group_text(members) if len(members) > 1 else format_test_result(members[0]))
         return None
 
+    def _contained(self, order: str) -> RecordHit | None:
+        """The one recorded test whose name holds every word of a short order ("MRI" -> "MRI Brain and Orbits")."""
+        words = set(exam_words(order)) - GENERIC_WORDS
+        if not words or len(words) > CONTAINED_MAX_WORDS:
+            return None
+        holders = [t for t in self.case.tests if words <= set(exam_words(t.name))]
+        return self._test_hit(holders[0], None) if len(holders) == 1 else None
+
     def _near(self, key: str, exam: Exam | None) -> RecordHit | None:
         if len(key.replace(" ", "")) < 6 or exam is not None:
             return None
@@ -269,7 +331,11 @@ class RecordIndex:
         return self._test_hit(self._by_name[close[0]], None) if close else None
 
     def suggest(self, order: str, k: int = 2) -> list[str]:
-        """Recorded names close to an order that found nothing (for the "Did you mean" hint)."""
+        """Recorded names close to an order that found nothing (for the "Did you mean" hint): those holding all its
+        words first ("MRI" on a record with two MRIs), then the similar ones."""
+        words = set(exam_words(order)) - GENERIC_WORDS
+        holding = [t.name for t in self.case.tests if words and words <= set(exam_words(t.name))]
         key = " ".join(exam_words(order))
         names = {_key(exam_words(n)): n for n in self.names()}
-        return [names[m] for m in difflib.get_close_matches(key, list(names), n=k, cutoff=SUGGEST_RATIO)]
+        close = [names[m] for m in difflib.get_close_matches(key, list(names), n=k, cutoff=SUGGEST_RATIO)]
+        return list(dict.fromkeys([*holding, *close]))[:k]

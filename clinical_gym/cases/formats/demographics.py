@@ -23,13 +23,28 @@ _MASKED_AGE = re.compile(r"_{2,}\s*(?:y/?o|yo|-?years?[- ]old)", re.IGNORECASE) 
 _SEX_CODES = {"m": "male", "male": "male", "man": "male", "f": "female", "female": "female", "woman": "female"}
 
 
+_DAYS_PER = {"y": 365.25, "m": 30.44, "w": 7, "d": 1}
+
+
+def age_days_from_text(text: str) -> int | None:
+    """The age in days of a patient under one year named in ``text`` ("3-week-old", "6 months old", "a 10-day-old"),
+    or None (no such age, or one of a year or more: "18-month-old")."""
+    m = _AGE.search(text)
+    if not m or m.group(3) or m.group(2).lower().startswith("y"):
+        return None
+    days = round(int(m.group(1)) * _DAYS_PER[m.group(2).lower()[0]])
+    return days if days <= 365 else None
+
+
 def age_from_text(text: str) -> int | None:
-    """Age in whole years named in ``text`` ("37-year-old", "aged 37"; months, weeks and days old count as 0), or None."""
+    """Age in whole years named in ``text`` ("37-year-old", "aged 37"; "18-month-old" is 1; weeks, days and months
+    under a year count as 0), or None."""
     m = _AGE.search(text)
     if m:
         if m.group(3):
             return int(m.group(3))
-        return int(m.group(1)) if m.group(2).lower().startswith("y") else 0
+        unit = m.group(2).lower()[0]
+        return int(m.group(1)) if unit == "y" else int(int(m.group(1)) * _DAYS_PER[unit] // 365.25)
     m = _AGED.search(text)
     if m:
         return int(m.group(1))
@@ -63,9 +78,11 @@ def demographics_from(*texts: str, age: Any = None, sex: Any = None) -> Demograp
     """
     found_age = int(age) if isinstance(age, (int, float)) or (isinstance(age, str) and age.strip().isdigit()) else None
     found_sex = sex_from_code(sex)
+    days = None
     for text in texts:
         if found_age is None:
             found_age = age_from_text(text)
+            days = age_days_from_text(text) if found_age == 0 else None
         if found_sex is None:
             found_sex = sex_from_text(text)
     if found_age is None or found_sex is None:
@@ -73,4 +90,4 @@ def demographics_from(*texts: str, age: Any = None, sex: Any = None) -> Demograp
         if found_age is None and any(_MASKED_AGE.search(t) for t in texts if t):
             raise ValueError(f"no patient {missing} found: the age is de-identified ('___ y/o'); give an 'age' field")
         raise ValueError(f"no patient {missing} found (write e.g. '45-year-old woman' or '(male, 37 years old)')")
-    return Demographics(age=found_age, sex=found_sex)
+    return Demographics(age=found_age, sex=found_sex, age_days=days)
