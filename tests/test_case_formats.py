@@ -16,7 +16,7 @@ import clinical_gym  # noqa: F401  (registers the environments)
 from clinical_gym.cases import library, read_case_file
 from clinical_gym.cases.formats import FORMAT_NAMES, cases_from_hf, detect_format, read_hf_rows, to_hf_dataset
 from clinical_gym.cases.formats.demographics import demographics_from
-from clinical_gym.cases.formats.diagnosis import code_diagnosis, specialty_for
+from clinical_gym.cases.formats.diagnosis import CodedDiagnosis, code_diagnosis, specialty_for
 from clinical_gym.cases.formats.findings import parse_lab_line, parse_mimic_line, parse_value, results_from_tree, vitals_from_text
 from clinical_gym.cases.formats.text import clauses, patient_voice
 from clinical_gym.cases.formatting import format_lab_value
@@ -323,6 +323,16 @@ def test_demographics_and_diagnosis_defaults():
     assert code_diagnosis("anything", "j18.9").icd10 == "J18.9"
     assert specialty_for(code_diagnosis("Zorblatt disease"), ["cough"]) == "respiratory"
     assert specialty_for(code_diagnosis("Acute appendicitis"), [], "Heart Diseases") == "circulatory"
+
+
+@pytest.mark.parametrize("code, specialty", [("Q25.0", "circulatory"), ("Q20.0", "circulatory"), ("Q28.9", "circulatory"),
+                                             ("Q30.0", "respiratory"), ("Q40.0", "digestive"), ("Q43.1", "digestive"),
+                                             ("Q05.9", "neurological"), ("Q61.3", "renal"), ("Q64.1", "genitourinary"),
+                                             ("Q90.9", "pediatric")])
+def test_congenital_malformations_are_filed_by_organ_system(code, specialty):
+    """ICD-10-CM chapter 17 by block: a patent ductus arteriosus is circulatory (it fell through to 'infectious')."""
+    assert specialty_for(CodedDiagnosis(code, "given"), ["fever"]) == specialty
+    assert specialty_for(code_diagnosis("Patent ductus arteriosus"), []) == "circulatory"
 
 
 # -- the public formats of the written 30-row files ------------------------------------------------------------------

@@ -20,6 +20,12 @@ _CHAPTERS: tuple[tuple[str, str, str], ...] = (
     ("H60", "H95", "ent"), ("I00", "I99", "circulatory"), ("J00", "J99", "respiratory"), ("K00", "K95", "digestive"),
     ("L00", "L99", "skin"), ("M00", "M99", "musculoskeletal"), ("N00", "N29", "renal"), ("N30", "N53", "genitourinary"),
     ("N60", "N98", "obstetric_gynecologic"), ("O00", "O9A", "obstetric_gynecologic"), ("P00", "P96", "pediatric"),
+    # congenital malformations (ICD-10-CM chapter 17) by the organ system of each block: a patent ductus arteriosus
+    # (Q25.0) is circulatory, Hirschsprung disease (Q43.1) digestive
+    ("Q00", "Q07", "neurological"), ("Q10", "Q15", "ophthalmologic"), ("Q16", "Q18", "ent"), ("Q20", "Q28", "circulatory"),
+    ("Q30", "Q34", "respiratory"), ("Q35", "Q37", "ent"), ("Q38", "Q45", "digestive"), ("Q50", "Q52", "obstetric_gynecologic"),
+    ("Q53", "Q56", "genitourinary"), ("Q60", "Q63", "renal"), ("Q64", "Q64", "genitourinary"), ("Q65", "Q79", "musculoskeletal"),
+    ("Q80", "Q84", "skin"), ("Q85", "Q99", "pediatric"),
     ("S00", "T34", "musculoskeletal"),
 )
 
