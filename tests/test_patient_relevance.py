@@ -147,6 +147,7 @@ def test_stems_and_event_wordings():
     assert concepts("She lost control of her bladder") == {"incontinence"} and concepts("I passed urine twice today") == set()
     assert concepts("I fall asleep easily") == set() and concepts("a camping trip") == set()  # not a fall
     assert concepts("It stings when I pee") == set() and concepts("my heart rate was high") == set()  # no sting, no rats
+    assert concepts("I had a CAT scan and a PET-CT last year") == set() and concepts("Our cat scratched me") == {"animal_contact"}
     assert names_site("It's in my throat.") and names_site("My muscles ache all over") and not names_site("It started yesterday.")
 
 

@@ -145,8 +145,11 @@ def _token(word: str) -> str:
     return stem(word)
 
 
+_SCAN = re.compile(r"(?i)\b(?:cat|pet)(?:[- ]ct)?\s+scans?\b|\bpet[- ]ct\b")  # a CAT or PET scan is no animal
+
+
 def _tokens(text: str) -> tuple[str, ...]:
-    return tuple(_token(w) for w in words(text))
+    return tuple(_token(w) for w in words(_SCAN.sub(" scan ", text)))
 
 
 @lru_cache(maxsize=1)
