@@ -21,7 +21,13 @@ from clinical_gym.trainers.common.ema_teacher import EMATeacher  # noqa: E402
 from clinical_gym.trainers.common.model import prepare_model  # noqa: E402
 from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
 from clinical_gym.trainers.ttopd.config import TTOPDConfig  # noqa: E402
-from clinical_gym.trainers.ttopd.hints import DEFAULT_HINTS, HintTemplates, default_hints, teacher_sequence  # noqa: E402
+from clinical_gym.trainers.ttopd.hints import (  # noqa: E402
+    DEFAULT_HINTS,
+    HintTemplates,
+    default_hints,
+    hint_message,
+    teacher_sequence,
+)
 from clinical_gym.trainers.ttopd.train import add_teacher_logprobs, hint_templates, main, teacher_sequences  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -205,5 +211,35 @@ def test_each_episode_gets_the_hint_of_its_outcome(tiny):
     cut.outcome, cut.truncation = None, "max_turns"
     sequences = teacher_sequences([right, wrong, cut], cfg, hint_templates(cfg), tokenizer)
     good, bad = (tokenizer.encode(t, add_special_tokens=False) for t in ("good", "bad"))
-    assert [s.ids[s.hint_positions[0]:s.hint_positions[0] + len(h)] for s, h in zip(sequences, (good, bad, bad),
-                                                                                    strict=True)] == [good, bad, bad]
+    first_hint = [[s.ids[p] for p in s.hint_positions[:len(s.hint_positions) // 3]] for s in sequences]
+    assert [contains(h, good) for h in first_hint] == [True, False, False]
+    assert [contains(h, bad) for h in first_hint] == [False, True, True]
+
+
+def test_the_hint_is_a_message_before_the_generation_prompt_or_text_after_it(tiny):
+    tokenizer, _ = tiny
+    message, prompt = hint_message(tokenizer, "HINT check")
+    assert tokenizer.decode(message) == "<|im_start|>user\nHINT check<|im_end|>\n"
+    assert tokenizer.decode(prompt) == "<|im_start|>assistant\n"
+    turns = [Turn(prompt_len=2 + len(prompt), generated_ids=[20, 21], logprobs=[0.0, 0.0], finish_reason="stop",
+                  action="a", env_ids=[30, *prompt]),
+             Turn(prompt_len=5 + 2 * len(prompt), generated_ids=[22], logprobs=[0.0], finish_reason="stop",
+                  action="b", env_ids=[33])]
+    t = Trajectory(opening_ids=[10, 11, *prompt], messages=[], turns=turns, terminated=True, outcome={"success": 1})
+    in_context = teacher_sequence(t, message, 100, prompt)     # the default: the hint is the state's last message
+    in_reply = teacher_sequence(t, message, 100)                # hint position "reply": the reply starts with it
+    for seq, before_reply in ((in_context, prompt), (in_reply, message)):
+        for turn in range(2):
+            boundary = seq.teacher_positions[seq.turn_of.index(turn)]
+            assert seq.ids[boundary - len(before_reply):boundary] == before_reply
+            without = [x for i, x in enumerate(seq.ids[:boundary]) if i not in seq.hint_positions]
+            assert without == t.prompt_ids(turn)              # the student's context, the hint taken out
+        assert [seq.ids[p] for p in seq.teacher_positions] == [20, 21, 22]
+    first = in_context.hint_positions[0]
+    assert in_context.ids[first:first + len(message) + len(prompt)] == [*message, *prompt]
+    cfg = TTOPDConfig(model="m", hint_position="reply", hint_correct="good")
+    reply = teacher_sequences([trajectory()], cfg, hint_templates(cfg), tokenizer)[0]
+    good = tokenizer.encode("good", add_special_tokens=False)
+    assert reply.ids[3:3 + len(good)] == good and reply.hint_positions[:len(good)] == list(range(3, 3 + len(good)))
+    with pytest.raises(ValueError, match="hint_position"):
+        TTOPDConfig(model="m", hint_position="middle")

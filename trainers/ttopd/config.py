@@ -13,6 +13,7 @@ from clinical_gym.trainers.grpo.config import GRPOConfig
 DISTILL_SCHEDULES = ("constant", "linear", "cosine")
 TURN_AGGREGATIONS = ("sum", "mean")
 TEACHER_UPDATES = ("ema", "reset")
+HINT_POSITIONS = ("context", "reply")
 
 
 @dataclass
@@ -37,6 +38,10 @@ class TTOPDConfig(GRPOConfig):
 
     > Hints
         hints: give the teacher an outcome-conditioned hint at every turn (off: ablation "no hints").
+        hint_position: "context" (default): the hint is a user message at the end of the teacher's context, before
+        the generation prompt, so the teacher's reply starts where the student's does; "reply": raw text right after
+        the generation prompt, at the start of the teacher's reply (before 2026-11: a small model then scores the
+        reply as a continuation of the hint, and distilling that broke its format; trainers/ttopd/README.md).
         hint_correct / hint_wrong: the reinforcing / corrective hint text (none: the environment's default,
         trainers/ttopd/hints.py); "{field}" inserts a field of the episode's outcome.
     """
@@ -63,6 +68,8 @@ class TTOPDConfig(GRPOConfig):
     ema_interval: int = option("steps between EMA updates of the teacher", default=5)
     hard_copy_interval: int = option("steps between hard copies student -> teacher (0: never)", default=30)
     hints: bool = option("outcome-conditioned hints for the teacher; off: ablation 'no hints'", default=True)
+    hint_position: str = option("where the teacher's hint goes: a message before the generation prompt (context) or "
+                                "text at the start of the reply (reply)", HINT_POSITIONS, default="context")
     hint_correct: str | None = option("reinforcing hint text (none: the environment's default)", default=None)
     hint_wrong: str | None = option("corrective hint text (none: the environment's default)", default=None)
 
@@ -70,7 +77,8 @@ class TTOPDConfig(GRPOConfig):
         super().__post_init__()
         for name, value, allowed in (("distill_schedule", self.distill_schedule, DISTILL_SCHEDULES),
                                      ("distill_turn_aggregation", self.distill_turn_aggregation, TURN_AGGREGATIONS),
-                                     ("teacher_update", self.teacher_update, TEACHER_UPDATES)):
+                                     ("teacher_update", self.teacher_update, TEACHER_UPDATES),
+                                     ("hint_position", self.hint_position, HINT_POSITIONS)):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
         if self.lambda_distill < 0 or self.lambda_distill_floor < 0:

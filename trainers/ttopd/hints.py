@@ -2,9 +2,10 @@
 
 The teacher scores each episode with a hint that only it sees: a reinforcing one when the episode ended correct, a
 corrective one otherwise. ``teacher_sequence`` inserts the hint's tokens at the prompt/response boundary of every
-turn (right after the generation prompt, before the reply) and records where each generated token sits in the
-student's sequence and in the teacher's, so that the teacher's logprobs can be moved back onto the student's
-positions with the hint's tokens left out. Turns that end beyond ``max_context`` tokens of the teacher's sequence
+turn (by default as a user message before the generation prompt, ``hint_message``; or as raw text right after it,
+at the start of the reply) and records where each generated token sits in the student's sequence and in the
+teacher's, so that the teacher's logprobs can be moved back onto the student's positions with the hint's tokens
+left out. Turns that end beyond ``max_context`` tokens of the teacher's sequence
 are dropped (the "truncated" of TT-OPD).
 
 Templates may name fields of the episode's outcome in braces (``"the answer was {gold_answer}"``); a field the
@@ -110,21 +111,26 @@ class TeacherSequence:
     dropped_turns: int = 0
 
 
-def teacher_sequence(trajectory: Trajectory, hint_ids: Sequence[int], max_context: int) -> TeacherSequence:
-    """The teacher's view of ``trajectory`` with ``hint_ids`` at every prompt/response boundary; turns whose reply
-    would end beyond ``max_context`` tokens are dropped, with every turn after them."""
+def teacher_sequence(trajectory: Trajectory, hint_ids: Sequence[int], max_context: int,
+                     generation_prompt: Sequence[int] = ()) -> TeacherSequence:
+    """The teacher's view of ``trajectory`` with ``hint_ids`` at every prompt/response boundary: right before the
+    ``generation_prompt`` when the context ends with it (the hint is then a message of the conversation, see
+    ``hint_message``), else right after the context (raw text at the start of the reply). Turns whose reply would
+    end beyond ``max_context`` tokens are dropped, with every turn after them."""
     if not trajectory.opening_ids:
         raise ValueError("the trajectory has no opening tokens (a collector in token mode always writes them)")
     ids = list(trajectory.opening_ids)
     out = TeacherSequence(ids=ids)
     student = len(ids)
+    prompt = list(generation_prompt)
     for index, turn in enumerate(trajectory.turns):
-        hint_start = len(ids)
-        if hint_start + len(hint_ids) + len(turn.generated_ids) > max_context:
+        if len(ids) + len(hint_ids) + len(turn.generated_ids) > max_context:
             out.dropped_turns = len(trajectory.turns) - index
             break
-        ids += hint_ids
-        out.hint_positions += range(hint_start, len(ids))
+        before_prompt = bool(prompt) and ids[len(ids) - len(prompt):] == prompt
+        hint_start = len(ids) - len(prompt) if before_prompt else len(ids)
+        ids[hint_start:hint_start] = hint_ids
+        out.hint_positions += range(hint_start, hint_start + len(hint_ids))
         out.student_positions += range(student, student + len(turn.generated_ids))
         out.teacher_positions += range(len(ids), len(ids) + len(turn.generated_ids))
         out.turn_of += [index] * len(turn.generated_ids)
@@ -135,3 +141,26 @@ def teacher_sequence(trajectory: Trajectory, hint_ids: Sequence[int], max_contex
     last = out.teacher_positions[-1] + 1 if out.teacher_positions else 0
     del ids[last:]  # nothing after the last kept reply is scored
     return out
+
+
+def hint_message(tokenizer: Any, text: str) -> tuple[list[int], list[int]]:
+    """``text`` templated as a user message that follows the conversation's last message, and the template's
+    generation prompt: ``teacher_sequence`` puts the first before the second, so that the teacher reads the hint
+    as part of the state s_t⁺ and the reply starts where the student's does. ``ValueError`` when the chat template
+    does not take a user message after another (use the hint position "reply")."""
+    conversation = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+
+    def render(messages: list[dict[str, str]], generation: bool) -> list[int]:
+        return list(tokenizer.apply_chat_template(messages, add_generation_prompt=generation, tokenize=True,
+                                                  return_dict=True)["input_ids"])
+
+    try:
+        closed = render(conversation, False)
+        hinted = render([*conversation, {"role": "user", "content": text}], False)
+        opened = render(conversation, True)
+    except Exception as error:  # noqa: BLE001 (templates raise anything; say what to do instead)
+        raise ValueError(f"the chat template cannot template the hint as a message ({error}); use hint position "
+                         "'reply'") from None
+    if hinted[:len(closed)] != closed or opened[:len(closed)] != closed or len(opened) == len(closed):
+        raise ValueError("the chat template is not prefix-stable around a hint message; use hint position 'reply'")
+    return hinted[len(closed):], opened[len(closed):]

@@ -39,7 +39,13 @@ from clinical_gym.trainers.common.optim import make_optimizer, make_scheduler
 from clinical_gym.trainers.grpo.train import (add_old_and_ref_logprobs, collect_groups, episode_rewards, group_advantages,
                                               update, valid_episodes)
 from clinical_gym.trainers.ttopd.config import TTOPDConfig
-from clinical_gym.trainers.ttopd.hints import HintTemplates, TeacherSequence, default_hints, teacher_sequence
+from clinical_gym.trainers.ttopd.hints import (
+    HintTemplates,
+    TeacherSequence,
+    default_hints,
+    hint_message,
+    teacher_sequence,
+)
 
 LOG_RATIO_CLAMP = 20.0  # |log π_T − log π_S| cap in the KL estimate, so exp() cannot overflow
 
@@ -92,15 +98,20 @@ def hint_templates(cfg: TTOPDConfig) -> HintTemplates:
 def teacher_sequences(trajectories: Sequence[Trajectory], cfg: TTOPDConfig, templates: HintTemplates,
                       tokenizer: Any) -> list[TeacherSequence]:
     """Each trajectory as the teacher sees it: the outcome's hint (reinforcing when the episode ended correct,
-    corrective otherwise; none with --no-hints) at every turn's prompt/response boundary, cut at L_max."""
-    cache: dict[str, list[int]] = {}
+    corrective otherwise; none with --no-hints) at every turn's prompt/response boundary (a message before the
+    generation prompt, or text after it: ``hint_position``), cut at L_max."""
+    cache: dict[str, tuple[list[int], list[int]]] = {}
     out = []
     for t in trajectories:
         hint: list[int] = []
+        prompt: list[int] = []
         if cfg.hints:
             text = templates.render(outcome_correct(t), t.outcome)
-            hint = cache.setdefault(text, list(tokenizer.encode(text, add_special_tokens=False)))
-        out.append(teacher_sequence(t, hint, cfg.distill_max_context))
+            if text not in cache:
+                cache[text] = (hint_message(tokenizer, text.strip()) if cfg.hint_position == "context"
+                               else (list(tokenizer.encode(text, add_special_tokens=False)), []))
+            hint, prompt = cache[text]
+        out.append(teacher_sequence(t, hint, cfg.distill_max_context, prompt))
     return out
 
 
