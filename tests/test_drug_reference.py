@@ -81,7 +81,40 @@ def test_serotonergic_opioids_with_any_maoi_are_contraindicated(opioid, maoi):
     """Demerol, Ultram and Nucynta section 4 (MAOIs, linezolid and IV methylene blue included, or within 14 days);
     Dolophine and Duragesic section 7 (not with MAOIs or within 14 days)."""
     assert severity(opioid, maoi) == "contraindicated"
-    assert severity("morphine", maoi) is None  # a non-serotonergic opioid is the alternative the rule names
+    assert severity("morphine", maoi) != "contraindicated"  # the alternative the rule names (major, below)
+
+
+NON_SEROTONERGIC_OPIOIDS = ["morphine", "oxycodone", "hydromorphone", "codeine", "buprenorphine"]
+
+
+@pytest.mark.parametrize("opioid", NON_SEROTONERGIC_OPIOIDS)
+@pytest.mark.parametrize("maoi", ["phenelzine", "isocarboxazid", "tranylcypromine", "moclobemide", "selegiline",
+                                  "linezolid"])
+def test_opioids_without_serotonergic_action_with_an_maoi_are_major(opioid, maoi):
+    """US opioid labels (MS Contin, OxyContin, Dilaudid, codeine sulfate, Suboxone) section 7: not recommended with an
+    MAOI or within 14 days of stopping one (examples phenelzine, tranylcypromine, linezolid); Eldepryl section 4
+    extends selegiline's pethidine contraindication to other opioids. The SPS Q&A keeps them as the alternatives, so
+    major (avoid; if needed, low dose with monitoring), not contraindicated like the serotonergic opioids."""
+    hit = REF.interaction(REF.resolve(opioid), REF.resolve(maoi))
+    assert hit is not None and hit.severity == "major" and hit.rule.category == "serotonergic"
+    assert "14 days" in hit.management and "never pethidine, tramadol" in hit.management
+    assert "section 7" in hit.source and "not recommended" in hit.source
+
+
+@pytest.mark.parametrize("opioid", NON_SEROTONERGIC_OPIOIDS)
+def test_opioids_without_serotonergic_action_keep_no_rule_where_the_labels_ask_only_for_monitoring(opioid):
+    """Methylene blue is named among the serotonergic drugs to monitor, not the MAOIs to avoid; SSRIs likewise."""
+    assert severity(opioid, "methylene blue") is None and severity(opioid, "sertraline") is None
+    assert REF.resolve(opioid).has("opioid") and not REF.resolve(opioid).has("serotonergic")
+
+
+def test_hydromorphone_is_an_opioid_with_renal_and_hepatic_advice():
+    drug = REF.resolve("Hydromorphone hydrochloride 2 mg")
+    assert drug.name == "hydromorphone" and drug.allergy_group == "opioids" and drug.renal_measure == "CrCl"
+    # FDA label Dilaudid: a quarter of the starting dose in severe, half in moderate renal impairment
+    assert "quarter" in REF.renal_band(drug, 29.9).advice and "half" in REF.renal_band(drug, 30).advice
+    assert "half" in REF.renal_band(drug, 59.9).advice and REF.renal_band(drug, 60).advice == "Usual adult dose."
+    assert severity("hydromorphone", "diazepam") == "major"  # the opioid + benzodiazepine boxed warning
 
 
 def test_the_added_drugs_carry_their_classes_and_the_class_rules_reach_them():
@@ -314,10 +347,12 @@ NOT_MEDICINES = {  # what the recogniser reads as a drug in options and answers,
     "serotonin": "serotonin syndrome (a condition)", "neuroleptic": "neuroleptic malignant syndrome (a condition)",
     "antibodies": "antibody tests", "tissue transglutaminase": "an antibody test", "cyp2d6": "an enzyme",
     "calcium pyrophosphate": "crystals (pseudogout)", "at 10": "a clock position ('at 10 o'clock')",
-    "sodium chloride": "an intravenous fluid (EHRManagement's formulary of fluids and blood products)"}
+    "sodium chloride": "an intravenous fluid (EHRManagement's formulary of fluids and blood products)",
+    "bicarbonate": "the ketoacidosis protocol's 'no bicarbonate' (a bare 'bicarbonate' is also the lab value)",
+    "antipyretics": "a group of drugs", "bronchodilators": "a group of drugs"}
 QUESTION_BANK_ONLY = frozenset({  # named only by MedicalQA (no patient): no tool or reward reads them against a record
     "acarbose", "activated charcoal", "antibody fragments", "artesunate", "bronchodilators", "calcium chloride",
-    "cefotaxime", "chloroquine", "cholecalciferol", "cyclophosphamide", "desferrioxamine", "doxapram", "doxazosin",
+    "chloroquine", "cholecalciferol", "cyclophosphamide", "desferrioxamine", "doxapram", "doxazosin",
     "fludrocortisone", "flumazenil", "fomepizole", "glucocorticoid", "intravenous immunoglobulin", "montelukast",
     "phenobarbital", "primaquine", "propofol", "rifaximin", "saxagliptin"})
 
@@ -378,6 +413,10 @@ def unlisted_drugs(ref: DrugReference) -> dict[str, set[str]]:
             for words, names in _recognised(text, near=DOSE) if DOSE.search(text) else []:  # a drug by a dose
                 if not (words in NOT_MEDICINES or bank and words in QUESTION_BANK_ONLY or _known(ref, words, names)):
                     found.setdefault(words, set()).add(f"{where}: {key} (dose)")
+        for key, text in _texts(data) if Path(path).name == "protocols.json" else []:  # what the agent prescribes by
+            for words, names in _recognised(text):
+                if not (words in NOT_MEDICINES or _known(ref, words, names)):
+                    found.setdefault(words, set()).add(f"{where}: {key} (protocol)")
         for task in data if Path(path).name == "tasks.json" else []:
             safety = task.get("safety", {})
             for name in safety.get("contraindicated", []) + safety.get("not_indicated", []):
@@ -401,11 +440,26 @@ def test_every_drug_the_domains_name_is_in_the_reference_and_no_domain_keeps_a_d
             assert not {"drugs", "interactions", "drug_safety", "drug_profiles", "extra_drugs"} & set(data), path
 
 
+def test_the_question_bank_only_drugs_are_named_nowhere_a_tool_or_reward_reads_them():
+    """The MedicalQA-only names stay out of the reference only while no other domain's data (tasks, databases,
+    protocols) names them and the reference does not know them; cefotaxime left the list when the ClinicalPathway
+    fever protocol was found to name it (infants under 1 month) and the prescribing tool refused it."""
+    assert not [n for n in QUESTION_BANK_ONLY if REF.find(n)]
+    for path in glob.glob(str(ROOT / "domains/*/data/*.json")):
+        if "/medical_qa/" not in path:
+            text = Path(path).read_text().lower()
+            assert not [n for n in QUESTION_BANK_ONLY - set(NOT_MEDICINES)  # a group word ("bronchodilators")
+                        if re.search(rf"\b{re.escape(n)}\b", text)], path
+    assert REF.resolve("cefotaxime").allergy_group == "cephalosporins"
+    assert REF.renal_band(REF.resolve("cefotaxime"), 19.9).advice.startswith("Halve")
+    assert REF.renal_band(REF.resolve("cefotaxime"), 20).advice == "Usual dose."
+
+
 def test_a_drug_missing_from_the_reference_is_caught_wherever_the_data_names_it():
     """Without pethidine (a DrugInteraction option with a dose), dantrolene (a Psychiatry option) and tramadol (drug
     fields, safety lists, allergies) the scan reports each where it is named."""
     raw = load_data().model_dump()
-    gone = {"pethidine", "dantrolene", "tramadol"}
+    gone = {"pethidine", "dantrolene", "tramadol", "cefotaxime"}
     smaller = DrugReference(ReferenceData.model_validate({
         **raw, "drugs": {k: v for k, v in raw["drugs"].items() if k not in gone},
         "interactions": [r for r in raw["interactions"] if not gone & set(r["between"])]}))
@@ -416,6 +470,7 @@ def test_a_drug_missing_from_the_reference_is_caught_wherever_the_data_names_it(
     assert {"drug_interaction/tasks.json: safety", "drug_interaction/tasks.json: drug",
             "pathways/db.json: substance"} <= found["tramadol"]  # safety list, prescription, allergy
     assert "drug_interaction/tasks.json: D (dose)" in found["pethidine"]  # "Pethidine 50 mg as needed"
+    assert "pathways/protocols.json: paediatric_fever (protocol)" in found["cefotaxime"]  # no dose beside it
 
 
 # -- every view agrees with the reference -------------------------------------------------------------------------------
@@ -527,6 +582,9 @@ def _expert_then(env_id_module, task_id: str, prescription: dict) -> tuple[tuple
                                       "dose": 10, "unit": "mg", "frequency": "daily", "route": "oral",
                                       "indication": "back pain"},
      "major_interaction_prescribed"),  # amitriptyline with tramadol (row 9)
+    ("psychiatry", "ps-012", {"tool": "write_prescription", "patient_id": "MH012", "drug": "morphine", "dose": 10,
+                              "unit": "mg", "frequency": "qid", "route": "oral", "indication": "pain"},
+     "major_interaction_prescribed"),  # morphine with phenelzine (opioid labels section 7)
 ])
 def test_prescribing_a_dangerous_pair_costs_the_safety_reward(module, task_id, prescription, pattern):
     import importlib
