@@ -1,5 +1,8 @@
 """The ClinicalPathway task generator: journeys composed from the wave-1 domains' generators and rules over one
-generated patient record that every phase's toolkit reads. Two journeys (60% / 40%):
+generated patient record that every phase's toolkit reads. All six journeys of the environment (``JOURNEYS``:
+sepsis 20%, each of the others 16%); suspected sepsis and diabetic emergencies are built here, acute chest pain,
+acute stroke, post-operative deterioration and the febrile child in ``journeys.py`` (``AcuteJourneys``) by the rules
+of ``guidelines.py``:
 
 Suspected sepsis (``sepsis_bundle``: triage, the one-hour bundle, the source, medicines and disposition):
 
@@ -34,7 +37,8 @@ hypoglycaemia, ESI 1):
 The renal results (creatinine with its CKD-EPI 2021 eGFR) come back when the bloods are ordered. Generalisation
 split: the test split holds what the train split never shows: sepsis from skin and soft tissue or a biliary
 source (train: urinary and chest) and sulfonylurea-induced hypoglycaemia (train: ketoacidosis and insulin-induced
-hypoglycaemia).
+hypoglycaemia); the four other journeys hold out the non-ST-elevation infarction, intracerebral haemorrhage,
+post-operative acute kidney injury and the febrile infant of 1-3 months (``journeys.py``).
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ from clinical_gym.domains.pathways.data_model import (
     triage_view,
 )
 from clinical_gym.domains.pathways.environment import bundled_db, get_pathways
+from clinical_gym.domains.pathways.journeys import ACUTE_VARIANTS, CHEST, FEVER, POSTOP, STROKE, AcuteJourneys
 from clinical_gym.domains.pathways.phases import PathwayTask, Phase
 from clinical_gym.domains.records import Allergy, Note
 from clinical_gym.domains.triage.data_model import Patient as TriagePatient
@@ -75,7 +80,7 @@ from clinical_gym.domains.triage.generator import TriageGenerator
 from clinical_gym.domains.triage.presentations import PRESENTATIONS
 
 SEPSIS, DIABETIC = "sepsis_bundle", "diabetic_emergency"
-JOURNEYS = ((SEPSIS, 0.6), (DIABETIC, 0.4))
+JOURNEYS = ((SEPSIS, 0.2), (DIABETIC, 0.16), (CHEST, 0.16), (STROKE, 0.16), (POSTOP, 0.16), (FEVER, 0.16))
 # Diabetic emergencies: (variant, pool). DKA severity follows the JBDS-IP markers of severe DKA.
 DIABETIC_VARIANTS = (("dka", "train"), ("hypo_insulin", "train"), ("hypo_sulfonylurea", "test"))
 SICK_DAY_CLASSES = ("ace_inhibitor", "arb", "diuretic", "biguanide", "sglt2_inhibitor", "nsaid")
@@ -164,6 +169,30 @@ TICKETS = Wording(
               "Diabetic emergency: {name} ({pid}, {age}) is {complaint}. Triage, classify the emergency, start the "
               "first hour's treatment, reconcile {poss} medicines and decide where {subj} goes; submit the "
               "diagnosis."),
+    chest=("{name} ({pid}), {age}, has come in with {complaint}. Take {obj} through the acute chest pain pathway and "
+           "submit the diagnosis.",
+           "{pid}, {name}, {age}: {complaint}. Work through the acute chest pain pathway phase by phase and submit the "
+           "diagnosis at the end.",
+           "Chest pain: {name} ({pid}, {age}) arrives with {complaint}. Triage with an ECG, find the cause, treat "
+           "{obj}, review {poss} medicines and decide where {subj} goes; submit the diagnosis."),
+    stroke=("{name} ({pid}), {age}, arrives with {complaint}. Take {obj} through the acute stroke pathway and submit "
+            "the diagnosis.",
+            "{pid}, {name}, {age}: {complaint}. Work through the stroke pathway phase by phase and submit the diagnosis "
+            "at the end.",
+            "Stroke alert: {name} ({pid}, {age}) has {complaint}. Triage, image, decide on reperfusion against the "
+            "clock and decide where {subj} goes; submit the diagnosis."),
+    postop=("{name} ({pid}), {age}, is on the surgical ward with {complaint}. Take {obj} through the post-operative "
+            "deterioration pathway and submit the diagnosis.",
+            "Ward call: {pid}, {name}, {age}, {complaint}. Recognise, diagnose, treat and hand over; submit the "
+            "diagnosis at the end.",
+            "The nurse is worried about {name} ({pid}, {age}): {complaint}. Work through the post-operative pathway "
+            "and submit the diagnosis."),
+    fever=("{name} ({pid}), {age}, is brought in with {complaint}. Take the child through the febrile child pathway "
+           "and submit the diagnosis.",
+           "{pid}, {name}, {age}: {complaint}. Work through the febrile child pathway phase by phase and submit the "
+           "diagnosis at the end.",
+           "Paediatric fever: {name} ({pid}, {age}) has {complaint}. Triage against the danger signs, assess, treat "
+           "and decide where the child goes; submit the diagnosis."),
 )
 
 
@@ -181,8 +210,12 @@ class PathwayGenerator(TaskGenerator):
     id_prefix = "gpw"
     collections = {"patients": "patient_id"}
     held_out = ("sources of sepsis the train split never shows: skin and soft tissue (lower-limb cellulitis) and "
-                "biliary (ascending cholangitis), train: urinary and chest; and the diabetic emergency of "
-                "sulfonylurea-induced hypoglycaemia, train: ketoacidosis and insulin-induced hypoglycaemia")
+                "biliary (ascending cholangitis), train: urinary and chest; the diabetic emergency of "
+                "sulfonylurea-induced hypoglycaemia, train: ketoacidosis and insulin-induced hypoglycaemia; the "
+                "non-ST-elevation infarction decided by troponin alone (train: STEMI and ruled-out chest-wall pain); "
+                "intracerebral haemorrhage (train: thrombolysis and late ischaemic stroke); post-operative acute "
+                "kidney injury (train: bleeding and opioid toxicity); the febrile infant of 1-3 months (train: the "
+                "green child and meningococcal septicaemia)")
 
     @cached_property
     def triage(self) -> TriageGenerator:
@@ -200,7 +233,7 @@ class PathwayGenerator(TaskGenerator):
     @cached_property
     def phase_specs(self) -> dict[str, list[dict[str, Any]]]:
         """Each journey's phases as ``resolve_task`` merges them with a task's (names, goals, tools, time limits)."""
-        return {name: [phase.model_dump() for phase in get_pathways()[name].phases] for name in (SEPSIS, DIABETIC)}
+        return {name: [phase.model_dump() for phase in spec.phases] for name, spec in get_pathways().items()}
 
     def resolved(self, entry: dict[str, Any], phases: list[dict[str, Any]]) -> PathwayTask:
         """The task of a journey entry: its phases validated once and handed to PathwayTask as they are (it derives
@@ -241,10 +274,14 @@ class PathwayGenerator(TaskGenerator):
             source = pick(rng, tuple(s for s in SOURCES if s.pool == split))
             level = int(pick(rng, (1, 2)))
             make = lambda: self._journey(rng, source, level, pid, task_id)  # noqa: E731
-        else:
+        elif journey == DIABETIC:
             variant = pick(rng, tuple(v for v, pool in DIABETIC_VARIANTS if pool == split))
             severe = chance(rng, 0.5)
             make = lambda: self._diabetic(rng, variant, severe, pid, task_id)  # noqa: E731
+        else:
+            variant = pick(rng, tuple(v for j, v, pool in ACUTE_VARIANTS if j == journey and pool == split))
+            build = {CHEST: self._chest_pain, STROKE: self._stroke, POSTOP: self._postop, FEVER: self._fever}[journey]
+            make = lambda: build(rng, variant, pid, task_id)  # noqa: E731
         for _ in range(60):
             built = make()
             if built is not None:
@@ -322,12 +359,10 @@ class PathwayGenerator(TaskGenerator):
         """What the bundle's and the source's orders return: blood cultures, the renal profile (creatinine with its
         CKD-EPI 2021 eGFR), the source test (and liver tests for a biliary source); other tests return the
         catalogue's normal results."""
-        tests = chart_db().tests
         extra = self.base.chart.tests
 
         def lab(name: str, value: float) -> LabResult:
-            d = tests[name]
-            return LabResult(test=name, time=at, value=value, unit=d.unit, ref_low=d.ref_low, ref_high=d.ref_high)
+            return self._lab(name, value, at)
 
         egfr = round(ckd_epi_egfr(arriving.age_years, creatinine, arriving.sex))
         results = {
@@ -537,11 +572,9 @@ class PathwayGenerator(TaskGenerator):
                   for v in arriving.vitals]
         clock_date = self.base.clock[:10]
         at = f"{clock_date} {_clock(arrived + 20)}"
-        tests = chart_db().tests
 
         def lab(name: str, value: float) -> LabResult:
-            d = tests[name]
-            return LabResult(test=name, time=at, value=value, unit=d.unit, ref_low=d.ref_low, ref_high=d.ref_high)
+            return self._lab(name, value, at)
 
         bedside = dict(arriving.bedside_results)
         pending: dict[str, LabResult] = {}
@@ -780,14 +813,16 @@ class PathwayGenerator(TaskGenerator):
                 problems.append("the task differs from its validated form")
         except ValueError as e:
             problems.append(f"the task does not validate: {str(e).splitlines()[0]}")
-        level = esi_decision(triage_db(), db.triage.patients[patient.patient_id]).level
         assigned = [a.arguments["level"] for a in task.expected_actions if a.name == "assign_esi_level"]
-        if assigned != [level]:
+        level = esi_decision(triage_db(), db.triage.patients[patient.patient_id]).level if patient.arrival else None
+        if assigned != ([level] if level is not None else []):
             problems.append(f"assigns ESI {assigned}, the ESI rules give {level}")
         if task.tags[1] == SEPSIS:
-            problems += self._check_sepsis(task, patient, level)
-        else:
+            problems += self._check_sepsis(task, patient, level)  # type: ignore[arg-type]
+        elif task.tags[1] == DIABETIC:
             problems += self._check_diabetic(task, patient)
+        else:
+            problems += self.check_acute(task, patient)
         record = " ".join([*(n.text for n in patient.notes), *(r.text for r in patient.pending_results.values()),
                            patient.arrival.history if patient.arrival else ""]).lower()
         if task.answer.lower() in record:
@@ -842,8 +877,12 @@ class PathwayGenerator(TaskGenerator):
                     and v.diastolic_bp < v.systolic_bp and 70 <= v.spo2 <= 100):
                 problems.append(f"observations out of range: {v}")
         results = patient.pending_results
-        if abs(ckd_epi_egfr(patient.age_years, results["Creatinine"].value, patient.sex) - results["eGFR"].value) > 1:
+        if "Creatinine" in results and abs(ckd_epi_egfr(patient.age_years, results["Creatinine"].value, patient.sex)
+                                           - results["eGFR"].value) > 1:
             problems.append("eGFR does not follow from the creatinine")
+        for r in (*patient.labs, *results.values()):
+            if r.value is not None and r.value < 0:
+                problems.append(f"{r.test} is negative")
         for m in patient.medications:
             drug = reference().drugs[m.drug]
             if any(reference().allergy_conflict(a.substance, drug) for a in patient.allergies):
