@@ -138,9 +138,9 @@ def test_medqa_fixture_fields():
     assert mi.test("ECG").category == "ecg" and "aVF" in mi.test("ECG").text
     assert mi.family_history == ("His father died of a heart attack at the age of 60 years.",)
     assert mi.social_history == ("He has smoked one pack of cigarettes daily for 30 years.",)
-    kawasaki = cases["medqa-4"]  # answer given as a letter; no ICD-10-CM title matches the name
-    assert kawasaki.diagnosis.icd10 == "R69" and "R69 (illness, unspecified)" in kawasaki.source
-    assert kawasaki.specialty == "infectious" and (kawasaki.demographics.age, kawasaki.demographics.sex) == (3, "male")
+    kawasaki = cases["medqa-4"]  # answer given as a letter; the ICD-10-CM Alphabetic Index codes the name (M30.3)
+    assert kawasaki.diagnosis.icd10 == "M30.3" and "M30.3 looked up from the diagnosis title" in kawasaki.source
+    assert kawasaki.specialty == "musculoskeletal" and (kawasaki.demographics.age, kawasaki.demographics.sex) == (3, "male")
     platelets = next(v for v in kawasaki.test("Laboratory studies").values if v.name == "Platelet count")
     assert (platelets.value, platelets.unit) == (520000, "/mm3")
     assert kawasaki.physical_exam["vitals"].startswith("His temperature is 39.6°C")

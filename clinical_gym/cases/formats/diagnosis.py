@@ -83,17 +83,15 @@ class CodedDiagnosis:
 
 @lru_cache(maxsize=65536)
 def code_diagnosis(name: str, given: str | None = None) -> CodedDiagnosis:
-    """The ICD-10-CM code for a diagnosis: the given one when valid, else the most general code whose title the
-    name matches, else R69."""
+    """The ICD-10-CM code for a diagnosis: the given one when valid, else the code the name names best (the longest
+    matched title or Alphabetic Index term, then the most general code: ``icd10_lookup.best_icd10``), else R69."""
     if given and _CODE.match(given.strip().upper()):
         return CodedDiagnosis(given.strip().upper(), "given")
-    from clinical_gym.rewards.icd10_lookup import resolve_icd10
+    from clinical_gym.rewards.icd10_lookup import best_icd10
 
     folded = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))  # "Barré" -> "Barre"
-    codes = resolve_icd10(folded)
-    if not codes:
-        return CodedDiagnosis(UNKNOWN_ICD10, "unknown")
-    return CodedDiagnosis(min(codes, key=lambda c: (len(c.replace(".", "")), c)), "looked up")
+    code = best_icd10(folded)
+    return CodedDiagnosis(UNKNOWN_ICD10, "unknown") if code is None else CodedDiagnosis(code, "looked up")
 
 
 def specialty_for(coded: CodedDiagnosis, symptoms: list[str], category: str = "") -> str:
