@@ -95,9 +95,10 @@ def test_news2_response_follows_the_rcp_bands():
     assert news2_response(0, False) == "ward"
 
 
-def test_red_cells_below_70_g_per_litre_naloxone_and_kdigo_stages():
-    assert red_cell_units(6.9) == 2 and red_cell_units(7.0) == 0
-    assert naloxone_indicated(8, "alert") and not naloxone_indicated(9, "alert") and naloxone_indicated(12, "pain")
+def test_red_cells_for_a_major_bleed_or_below_70_g_per_litre_naloxone_and_kdigo_stages():
+    assert red_cell_units(12.0, 121, 110) == 2 and red_cell_units(12.0, 100, 89) == 2  # ATLS class III-IV
+    assert red_cell_units(6.9, 120, 90) == 1 and red_cell_units(7.0, 120, 90) == 0  # NICE NG24 below 70 g/L
+    assert naloxone_indicated(9, "alert") and not naloxone_indicated(10, "alert") and naloxone_indicated(12, "pain")
     assert not naloxone_indicated(12, "voice")
     assert aki_stage(149, 100) == 1  # a rise of 49 umol/L (26.5 or more) even below 1.5 times
     assert aki_stage(110, 100) == 0 and aki_stage(126.5, 100) == 1 and aki_stage(126, 100) == 0
@@ -193,6 +194,7 @@ def test_stroke_alteplase_dose_is_the_calculators_and_the_window_edges_are_drawn
 
 def test_postop_response_is_news2_of_the_charted_observations():
     e = env()
+    transfused, edges = Counter(), set()
     for task in [t for t in generated().tasks if t.pathway == POSTOP]:
         e.reset(options={"task_id": task.id})
         charted = e.domain_toolkits["clinical_diagnosis"].get_vital_signs(patient_id=task.patient_id)
@@ -206,8 +208,11 @@ def test_postop_response_is_news2_of_the_charted_observations():
         assert (actions(task, "escalate_care") != []) == emergency == task.safety.emergency, task.id
         assert emergency == (task.tags[2] != "aki")
         if task.tags[2] == "bleeding":
-            hb = patient.pending_results["Haemoglobin"].value
-            assert sum(a["units"] for a in actions(task, "transfuse_blood_products")) == red_cell_units(hb)
+            hb, v = patient.pending_results["Haemoglobin"].value, patient.vitals[-1]
+            units = sum(a["units"] for a in actions(task, "transfuse_blood_products"))
+            assert units == red_cell_units(hb, v.heart_rate, v.systolic_bp)
+            transfused[units] += 1
+            edges |= {v.heart_rate, v.systolic_bp} & {120, 121, 90}
             assert {"drug": "enoxaparin", "temporary": True}.items() <= actions(task, "discontinue_medication")[0].items()
         if task.tags[2] == "aki":
             stopped = {a["drug"]: a["temporary"] for a in actions(task, "discontinue_medication")}
@@ -215,7 +220,8 @@ def test_postop_response_is_news2_of_the_charted_observations():
             baseline = next(r.value for r in patient.labs if r.test == "Creatinine")
             assert aki_stage(patient.pending_results["Creatinine"].value, baseline) >= 1
     haemoglobins = {generated().db.patients[t.patient_id].pending_results["Haemoglobin"].value for t in of("bleeding")}
-    assert {6.9, 7.0} <= haemoglobins  # both sides of the transfusion threshold
+    assert {6.9, 7.0} <= haemoglobins and set(transfused) == {0, 1, 2} and {120, 121, 90} <= edges
+    assert 9 in {generated().db.patients[t.patient_id].vitals[-1].respiratory_rate for t in of("opioid")}
 
 
 def test_febrile_child_traffic_light_doses_and_lumbar_puncture():

@@ -12,9 +12,10 @@ actions disagree with its own record fails validation.
   ``ich_lowers_pressure`` (NICE NG128 1.5.2: rapid lowering for intracerebral haemorrhage with systolic 150 to 220
   mmHg).
 * Post-operative deterioration: ``news2_response`` (RCP NEWS2 2017: 7 or more emergency response, 5-6 or a single
-  parameter scoring 3 urgent response); ``red_cell_units`` (NICE NG24 1.2.1, restrictive threshold 70 g/L);
-  ``naloxone_indicated`` (opioid-induced respiratory depression: respiratory rate of 8/min or less, the NEWS2
-  3-point band, or responding only to pain); ``aki_stage`` (KDIGO 2012, as NICE NG148 uses it).
+  parameter scoring 3 urgent response); ``red_cell_units`` (ATLS 10th edition class III-IV haemorrhage, then NICE
+  NG24 1.2.1 restrictive threshold of 70 g/L with a single unit, 1.2.3); ``naloxone_indicated`` (opioid-induced
+  respiratory depression: respiratory rate below 10/min as the pathway's protocol says, or responding only to pain);
+  ``aki_stage`` (KDIGO 2012, as NICE NG148 uses it).
 * Febrile child under 5: ``traffic_light`` (NICE NG143 table 1, the traffic-light system) and
   ``lumbar_puncture_needed`` (NICE NG143 1.5: under 1 month, or 1-3 months with white cells below 5 or above 15
   x10^9/L).
@@ -44,6 +45,9 @@ ALTEPLASE_MAX_MG = 90
 ICH_LOWER_FROM, ICH_LOWER_TO = 150, 220
 # NICE NG24 1.2.1: restrictive red cell threshold, 70 g/L (7.0 g/dL as the catalogue reports haemoglobin).
 RED_CELL_THRESHOLD_G_DL = 7.0
+# ATLS 10th edition: class III-IV haemorrhage (pulse above 120/min, systolic pressure falling below 90 mmHg).
+MAJOR_BLEED_PULSE_ABOVE, MAJOR_BLEED_SYSTOLIC_BELOW = 120, 90
+NALOXONE_RESPIRATORY_RATE_BELOW = 10
 # NICE NG143 1.5: white cell count outside 5-15 x10^9/L in an infant of 1-3 months needs a lumbar puncture.
 INFANT_WBC_LOW, INFANT_WBC_HIGH = 5.0, 15.0
 
@@ -108,18 +112,22 @@ def news2_response(score: int, single_three: bool) -> NewsResponse:
     return "ward"
 
 
-def red_cell_units(haemoglobin_g_dl: float) -> int:
-    """Red cells for post-operative bleeding: below the restrictive threshold of 70 g/L (NICE NG24 1.2.1) two units
-    for active bleeding (NG24's single-unit advice is for patients who are not bleeding); at 70 g/L or above none
-    yet, the bleeding point is dealt with in theatre."""
-    return 2 if haemoglobin_g_dl < RED_CELL_THRESHOLD_G_DL else 0
+def red_cell_units(haemoglobin_g_dl: float, heart_rate: int, systolic: int) -> int:
+    """Red cells for post-operative bleeding. A class III-IV haemorrhage (ATLS 10th edition: pulse above 120/min or
+    systolic below 90 mmHg) is a major haemorrhage, where NICE NG24's thresholds do not apply: two units at once
+    (NG24 1.7). Otherwise the restrictive threshold (NG24 1.2.1: below 70 g/L) with a single unit, then reassess
+    (1.2.3); at 70 g/L or above none yet, the bleeding point is dealt with in theatre. Pulse 120 and systolic 90
+    are not class III; 7.0 g/dL is not below the threshold."""
+    if heart_rate > MAJOR_BLEED_PULSE_ABOVE or systolic < MAJOR_BLEED_SYSTOLIC_BELOW:
+        return 2
+    return 1 if haemoglobin_g_dl < RED_CELL_THRESHOLD_G_DL else 0
 
 
 def naloxone_indicated(respiratory_rate: int, consciousness: str) -> bool:
     """Opioid-induced respiratory depression that needs naloxone (BNF: 100-200 micrograms intravenously for
-    post-operative respiratory depression): a respiratory rate of 8/min or less (NEWS2's 3-point band) or a patient
-    who responds only to pain or not at all."""
-    return respiratory_rate <= 8 or consciousness in ("pain", "unresponsive")
+    post-operative respiratory depression, repeated every 2 minutes): a respiratory rate below 10/min (the pathway's
+    post-operative protocol) or a patient who responds only to pain or not at all."""
+    return respiratory_rate < NALOXONE_RESPIRATORY_RATE_BELOW or consciousness in ("pain", "unresponsive")
 
 
 def aki_stage(creatinine: float, baseline: float) -> int:

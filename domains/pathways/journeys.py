@@ -19,8 +19,8 @@ medicines, allergies) and a task whose actions are computed from that record by 
   thrombolytic or an antiplatelet. All go to the hyperacute stroke unit.
 * Post-operative deterioration (``postop_complication``): a ward patient one or two days after an operation. NEWS2
   from the latest observations (the shared ``news2`` instrument) sets the response (``news2_response``): the
-  emergency team at 7 or more, otherwise an urgent or ward review note. Bleeding: enoxaparin withheld, two units of
-  red cells below 70 g/L (NICE NG24), back to theatre. Opioid toxicity: naloxone 200 micrograms, morphine stopped,
+  emergency team at 7 or more, otherwise an urgent or ward review note. Bleeding: enoxaparin withheld, red cells
+  by ``red_cell_units`` (two units for a class III-IV haemorrhage, one below 70 g/L otherwise), back to theatre. Opioid toxicity: naloxone 200 micrograms, morphine stopped,
   the high dependency unit. Acute kidney injury (KDIGO stage from the baseline creatinine): the NSAID stopped, the
   sick-day medicines withheld (NICE NG148), a 500 mL bolus, the surgical ward.
 * Febrile child (``paediatric_fever``), NICE NG143 traffic lights: a green child with a viral illness gets
@@ -578,8 +578,11 @@ class AcuteJourneys:
         pending: dict[str, LabResult] = {}
         ward: list[str] = []
         if variant == "bleeding":
-            now = dict(heart_rate=int(between(rng, 108, 138)), systolic_bp=int(between(rng, 76, 100)),
-                       respiratory_rate=int(between(rng, 21, 28)), spo2=int(between(rng, 93, 97)),
+            major = chance(rng, 0.5)  # a class III-IV haemorrhage, or one whose haemoglobin decides
+            now = dict(heart_rate=int(pick(rng, (121, between(rng, 122, 138)))) if major else
+                       int(pick(rng, (120, between(rng, 111, 119)))),
+                       systolic_bp=int(between(rng, 78, 100)) if major else int(pick(rng, (90, between(rng, 91, 100)))),
+                       respiratory_rate=int(between(rng, 21, 28)), spo2=int(between(rng, 93, 96)),
                        temperature_c=float(between(rng, 35.8, 36.8, 1)), consciousness="alert")
             before = float(between(rng, 11.8, 15.2, 1))
             hb = float(pick(rng, (7.0, 6.9, between(rng, 5.8, 6.8, 1), between(rng, 7.1, 8.8, 1))))
@@ -592,7 +595,7 @@ class AcuteJourneys:
                     f"drain since 06:00. Enoxaparin 40 mg given at 18:00 yesterday."]
         elif variant == "opioid":
             now = dict(heart_rate=int(between(rng, 52, 66)), systolic_bp=int(between(rng, 98, 124)),
-                       respiratory_rate=int(between(rng, 5, 8)), spo2=int(between(rng, 82, 90)),
+                       respiratory_rate=int(pick(rng, (9, between(rng, 5, 8)))), spo2=int(between(rng, 82, 90)),
                        temperature_c=float(between(rng, 35.9, 36.8, 1)), consciousness=pick(rng, ("voice", "pain")))
             medications.append(Medication(drug="morphine", dose=1, unit="mg", frequency="prn", route="intravenous",
                                           indication="patient-controlled analgesia"))
@@ -663,7 +666,7 @@ class AcuteJourneys:
         treatment: list[dict[str, Any]] = []
         if variant == "bleeding":
             hb = results["Haemoglobin"]
-            units = red_cell_units(hb)
+            units = red_cell_units(hb, v.heart_rate, v.systolic_bp)  # type: ignore[arg-type]
             diagnosis, icd10, aliases = ("Postoperative intra-abdominal haemorrhage", "K91.840",
                                          ["Post-operative bleeding", "Intra-abdominal haemorrhage after surgery"])
             diagnosis_phase += [_call("order_lab_test", {**p, "test": "Full blood count"}, "patient_id", "test"),
@@ -679,10 +682,11 @@ class AcuteJourneys:
             treatment_checks = [{"text": "Enoxaparin is withheld", "rule": {
                 "kind": "db_record", "collection": "medicines.discontinuations", "match": {"drug": "enoxaparin"}}},
                 (_called if units else _not_called)(
-                    f"Red cells {'are' if units else 'are not'} transfused at haemoglobin {hb:g} g/dL",
-                    "transfuse_blood_products", product="red cells")]
-            destination, found = "operating theatre", f"haemoglobin {hb:g} g/dL" + (
-                f", {units} units of red cells" if units else ", no transfusion at 70 g/L or more")
+                    f"Red cells {'are' if units else 'are not'} transfused at haemoglobin {hb:g} g/dL, pulse "
+                    f"{v.heart_rate}, systolic {v.systolic_bp}", "transfuse_blood_products", product="red cells")]
+            destination, found = "operating theatre", f"haemoglobin {hb:g} g/dL, pulse {v.heart_rate}, systolic " \
+                f"{v.systolic_bp}" + (f": {units} unit{'s' if units > 1 else ''} of red cells" if units else
+                                      ": no transfusion yet")
         elif variant == "opioid":
             diagnosis, icd10, aliases = "Opioid toxicity", "T40.2", ["Opioid-induced respiratory depression",
                                                                      "Morphine toxicity"]
@@ -994,7 +998,8 @@ class AcuteJourneys:
             if variant == "bleeding":
                 hb = patient.pending_results["Haemoglobin"].value
                 units = sum(a.arguments["units"] for a in actions if a.name == "transfuse_blood_products")
-                if units != red_cell_units(hb):  # type: ignore[arg-type]
+                v = patient.vitals[-1]
+                if units != red_cell_units(hb, v.heart_rate, v.systolic_bp):  # type: ignore[arg-type]
                     problems.append(f"{units} units of red cells at haemoglobin {hb}")
             elif variant == "opioid":
                 v = patient.vitals[-1]
