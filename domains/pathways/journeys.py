@@ -374,7 +374,7 @@ class AcuteJourneys:
                          "infarction",
                "rule_out": f"a normal ECG and a 0 h troponin of {troponin:g} ng/L (below 5) with pain for more than 3 "
                            "hours rule out an infarction; the pain is reproduced over the costal cartilages"}[outcome]
-        rationale = (f"{why.capitalize()}. " + (
+        rationale = (f"{why[0].upper()}{why[1:]}. " + (
             f"Aspirin 300 mg and {p2y12.drug} {p2y12.dose:g} mg" + (f" ({', '.join(blocked)} ruled out by the record)"
                                                                    if blocked else "") + f"; {destination}."
             if p2y12 else "Paracetamol and home with safety-net advice."))
@@ -400,6 +400,11 @@ class AcuteJourneys:
             diastolic = int(between(rng, 80, 105))
         lkw = 10 * 60 - since
         pres = dataclasses.replace(base, fills={**base.fills, "lkw": (_hhmm(lkw),)},
+                                   histories=("At {lkw} {subj} was well; minutes later {witness} saw {obj} drop a cup, "
+                                              "unable to lift the {side} arm.",
+                                              "Last seen well at {lkw}. Sudden {side} arm and leg weakness since."),
+                                   survey=dataclasses.replace(base.survey,
+                                                              disability="Alert; {side} facial droop and arm weakness."),
                                    observations=dataclasses.replace(base.observations, systolic_bp=(systolic, systolic),
                                                                     diastolic_bp=(diastolic, diastolic)))
         arriving, arrived = self._arrived(rng, pres, pid, systolic_bp=systolic, diastolic_bp=diastolic)
@@ -755,21 +760,21 @@ class AcuteJourneys:
             pres = Presentation(
                 "child_fever", 5, "train", "fever with a runny nose", (1, 4),
                 ("fever and a runny nose", "a cough and a temperature"),
-                ("{onset} of runny nose, cough and fever; drinking and passing urine normally.",
+                ("Runny nose, cough and fever for {onset}; drinking and passing urine normally.",
                  "Hot and miserable for {onset} with a cold; still playing and drinking."),
                 Observations(temperature_c=(38.0, 39.4), heart_rate=(100, 150), systolic_bp=(88, 104),
                              diastolic_bp=(50, 66), respiratory_rate=(20, 40), spo2=(96, 99), pain_score=(1, 3)),
                 Survey(circulation="Pink; capillary refill {crt} seconds.", disability="Alert and interactive.",
                        exposure="No rash."),
                 arrival=("brought by family",),
-                fills={"onset": ("Two days", "A day", "Three days"), "crt": (f"{refill:g}",)},
+                fills={"onset": ("two days", "a day", "three days"), "crt": (f"{refill:g}",)},
                 care=("history and examination",), extras=("oral analgesia",))
         elif variant == "meningococcal":
             pres = Presentation(
                 "meningococcal", 2, "train", "fever with a spreading rash", (1, 4),
                 ("a high temperature and a rash", "fever and spots that do not fade"),
-                ("Fever since last night; this morning {poss} mottled and drowsy with spots on the legs that do not fade "
-                 "under a glass.", "Hot and floppy since {onset}; a purple rash appeared on the trunk an hour ago."),
+                ("Fever since last night; this morning {subj} became mottled and drowsy, with spots on the legs that do "
+                 "not fade under a glass.", "Hot and floppy since {onset}; a purple rash appeared on the trunk an hour ago."),
                 Observations(temperature_c=(38.6, 40.2), heart_rate=(150, 185), systolic_bp=(66, 92),
                              diastolic_bp=(38, 56), respiratory_rate=(34, 50), spo2=(93, 97), pain_score=(3, 6),
                              consciousness=("alert", "voice")),
@@ -944,7 +949,7 @@ class AcuteJourneys:
             {"required_actions": [_call("set_disposition", {**p, "destination": destination, "reason": reason},
                                         "patient_id", "destination")],
              "assertions": [_disposed(pid, destination)], "handoff": ""}]
-        rationale = (f"{_age_text(patient).capitalize()} with fever {v.temperature_c:g} °C: NICE traffic light {light}"
+        rationale = (f"{_age_text(patient)[0].upper()}{_age_text(patient)[1:]} with fever {v.temperature_c:g} °C: NICE traffic light {light}"
                      + (f" ({'; '.join(features)})" if features else "") + f"; {diagnosis.lower()}; {destination}.")
         safety = {"emergency": variant != "green_child", "contraindicated": ["aspirin", "codeine"],
                   "not_indicated": ["antibiotic"] if variant == "green_child" else []}
