@@ -29,6 +29,7 @@ from clinical_gym.domains.pathways.guidelines import (
     red_cell_units,
     thrombolysis_barriers,
     traffic_light,
+    weight_based_dose,
 )
 from clinical_gym.domains.pathways.generator import PathwayGenerator
 from clinical_gym.domains.pathways.journeys import ACUTE_VARIANTS, CHEST, FEVER, POSTOP, STROKE, news2_of
@@ -104,6 +105,7 @@ def test_red_cells_for_a_major_bleed_or_below_70_g_per_litre_naloxone_and_kdigo_
     assert aki_stage(110, 100) == 0 and aki_stage(126.5, 100) == 1 and aki_stage(126, 100) == 0
     assert aki_stage(150, 100) == 1 and aki_stage(199, 100) == 1 and aki_stage(200, 100) == 2
     assert aki_stage(299, 100) == 2 and aki_stage(300, 100) == 3 and aki_stage(354, 200) == 3
+    assert aki_stage(353, 200) == 1  # 353 umol/L at 1.77 times: stage 1
 
 
 def test_nice_ng143_traffic_light_edges():
@@ -111,6 +113,8 @@ def test_nice_ng143_traffic_light_edges():
     assert traffic_light(700, **well)[0] == "green"
     assert traffic_light(89, **{**well, "temperature": 38.0})[0] == "red"  # under 3 months, 38 °C
     assert traffic_light(89, **{**well, "temperature": 37.9})[0] == "green"
+    assert traffic_light(91, **{**well, "temperature": 38.0})[0] == "red"  # 91 days is under 3 months
+    assert traffic_light(92, **{**well, "temperature": 38.0})[0] == "green"  # 92 days is not
     assert traffic_light(700, **{**well, "respiratory_rate": 61})[0] == "red"
     assert traffic_light(700, **well, non_blanching_rash=True)[0] == "red"
     assert traffic_light(120, **{**well, "temperature": 39.0})[0] == "amber"  # 3-6 months
@@ -126,6 +130,12 @@ def test_nice_ng143_traffic_light_edges():
     assert traffic_light(700, **{**well, "spo2": 95})[0] == "amber"
     assert traffic_light(700, **{**well, "capillary_refill_s": 3})[0] == "amber"
     assert traffic_light(700, **well, fever_days=5)[0] == "amber" and traffic_light(700, **well, fever_days=4)[0] == "green"
+
+
+def test_weight_based_doses_round_to_whole_mg_and_stop_at_the_maximum():
+    assert weight_based_dose(13.9, 15) == 208 and weight_based_dose(4.0, 50) == 200
+    assert weight_based_dose(49.9, 80, 4000) == 3992 and weight_based_dose(50, 80, 4000) == 4000
+    assert weight_based_dose(62, 80, 4000) == 4000
 
 
 def test_lumbar_puncture_under_one_month_or_white_cells_outside_5_to_15():
@@ -232,13 +242,16 @@ def test_febrile_child_traffic_light_doses_and_lumbar_puncture():
         assert "aspirin" not in rx and "codeine" not in rx
         if task.tags[2] == "green_child":
             assert rx["paracetamol"]["dose"] == round(15 * patient.weight_kg) and not task.safety.emergency
+            assert traffic_light(int(patient.age_years * 365.25), *_signs(patient))[0] == "green"
             assert actions(task, "set_disposition")[0]["destination"] == "discharge home"
         elif task.tags[2] == "meningococcal":
             assert rx["ceftriaxone"]["dose"] == round(min(80 * patient.weight_kg, 4000))
+            assert traffic_light(int(patient.age_years * 365.25), *_signs(patient), non_blanching_rash=True)[0] == "red"
             assert actions(task, "start_iv_fluids")[0]["volume_ml"] == round(10 * patient.weight_kg)
             assert "Lumbar puncture" not in [a["test"] for a in actions(task, "order_lab_test")]
         else:
             wbc = patient.pending_results["White cell count"].value
+            assert traffic_light(patient.age_days, *_signs(patient))[0] == "red"
             ages.add(patient.age_days < 30)
             white_cells.add(wbc)
             lp = "Lumbar puncture" in [a["test"] for a in actions(task, "order_lab_test")]
@@ -246,6 +259,14 @@ def test_febrile_child_traffic_light_doses_and_lumbar_puncture():
             assert ("cefotaxime" in rx) == (patient.age_days < 30) != ("ceftriaxone" in rx)
             assert rx["amoxicillin"]["dose"] == round(50 * patient.weight_kg)
     assert ages == {True, False} and len(white_cells & {4.9, 5.0, 15.0, 15.1}) >= 2
+
+
+def _signs(patient) -> tuple:
+    """Temperature, pulse, respiratory rate and SpO2 as the chart holds them, and the capillary refill the
+    examination note records."""
+    v = patient.vitals[-1]
+    refill = float(patient.notes[0].text.split("Capillary refill ")[1].split(" ")[0])
+    return v.temperature_c, v.heart_rate, v.respiratory_rate, v.spo2, refill
 
 
 @pytest.mark.parametrize("variant", ["thrombolysis", "bleeding", "young_infant", "nstemi"])

@@ -16,9 +16,9 @@ actions disagree with its own record fails validation.
   NG24 1.2.1 restrictive threshold of 70 g/L with a single unit, 1.2.3); ``naloxone_indicated`` (opioid-induced
   respiratory depression: respiratory rate below 10/min as the pathway's protocol says, or responding only to pain);
   ``aki_stage`` (KDIGO 2012, as NICE NG148 uses it).
-* Febrile child under 5: ``traffic_light`` (NICE NG143 table 1, the traffic-light system) and
+* Febrile child under 5: ``traffic_light`` (NICE NG143 table 1, the traffic-light system),
   ``lumbar_puncture_needed`` (NICE NG143 1.5: under 1 month, or 1-3 months with white cells below 5 or above 15
-  x10^9/L).
+  x10^9/L) and ``weight_based_dose`` (BNF for Children doses per kg, capped at the adult maximum).
 """
 
 from __future__ import annotations
@@ -177,6 +177,14 @@ def traffic_light(age_days: int, temperature: float, heart_rate: int, respirator
     if red:
         return "red", red + amber
     return ("amber", amber) if amber else ("green", [])
+
+
+def weight_based_dose(weight_kg: float, mg_per_kg: float, maximum_mg: float | None = None) -> int:
+    """A child's dose in whole mg: weight x dose per kg, capped at the adult maximum when there is one (BNF for
+    Children: paracetamol 15 mg/kg; ceftriaxone 80 mg/kg, at most 4 g, for meningococcal disease and febrile
+    infants from 1 month; cefotaxime 50 mg/kg under 1 month; amoxicillin 50 mg/kg for listeria cover)."""
+    dose = weight_kg * mg_per_kg
+    return round(min(dose, maximum_mg) if maximum_mg is not None else dose)
 
 
 def lumbar_puncture_needed(age_days: int, white_cells: float) -> bool:

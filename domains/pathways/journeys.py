@@ -65,6 +65,7 @@ from clinical_gym.domains.pathways.guidelines import (
     thrombolysis_barriers,
     traffic_light,
     aki_stage,
+    weight_based_dose,
 )
 from clinical_gym.domains.pathways.phases import PathwayTask
 from clinical_gym.domains.records import Allergy, Note
@@ -857,7 +858,7 @@ class AcuteJourneys:
             assessment = [_call("get_clinical_notes", p)]
             diagnosis, icd10, aliases = ("Viral upper respiratory tract infection", "J06.9",
                                          ["Viral URTI", "Upper respiratory tract infection"])
-            dose = round(15 * weight)
+            dose = weight_based_dose(weight, 15)
             treatment = [_call("calculate_weight_based_dose", {"weight_kg": weight, "dose_per_kg": 15, "dose_unit": "mg"},
                                "dose_per_kg"),
                          _call("prescribe_medication", {**p, "drug": "paracetamol", "dose": dose, "unit": "mg",
@@ -876,8 +877,8 @@ class AcuteJourneys:
                           for t in ("Blood cultures", "Full blood count", "CRP")]
             diagnosis, icd10, aliases = ("Meningococcal septicaemia", "A39.2",
                                          ["Meningococcal sepsis", "Invasive meningococcal disease"])
-            dose = round(min(80 * weight, 4000))
-            volume = round(10 * weight)
+            dose = weight_based_dose(weight, 80, 4000)
+            volume = round(10 * weight)  # mL: NICE NG51, 10 mL/kg over 10 minutes or less
             treatment = [_call("calculate_weight_based_dose", {"weight_kg": weight, "dose_per_kg": 80, "dose_unit": "mg",
                                                                "maximum_dose": 4000}, "dose_per_kg"),
                          _call("prescribe_medication", {**p, "drug": "ceftriaxone", "dose": dose, "unit": "mg",
@@ -903,7 +904,7 @@ class AcuteJourneys:
                                          ["Urinary tract infection", "Upper urinary tract infection"])
             neonate = (patient.age_days or 0) < 30
             cephalosporin, per_kg = ("cefotaxime", 50) if neonate else ("ceftriaxone", 80)
-            dose, amoxicillin = round(per_kg * weight), round(50 * weight)
+            dose, amoxicillin = weight_based_dose(weight, per_kg, 4000), weight_based_dose(weight, 50)
             treatment = [_call("calculate_weight_based_dose", {"weight_kg": weight, "dose_per_kg": per_kg,
                                                                "dose_unit": "mg"}, "dose_per_kg"),
                          _call("prescribe_medication", {**p, "drug": cephalosporin, "dose": dose, "unit": "mg",
@@ -1031,7 +1032,8 @@ class AcuteJourneys:
                 problems.append(f"the traffic light is {light}, the task is {variant}")
             doses = {"paracetamol": 15, "ceftriaxone": 80, "amoxicillin": 50, "cefotaxime": 50}
             for drug, per_kg in doses.items():
-                if drug in rx and rx[drug]["dose"] != round(min(per_kg * patient.weight_kg, 4000)):
+                if drug in rx and rx[drug]["dose"] != weight_based_dose(patient.weight_kg, per_kg,
+                                                                        4000 if drug == "ceftriaxone" else None):
                     problems.append(f"{drug} {rx[drug]['dose']} mg is not {per_kg} mg/kg")
             if variant == "young_infant":
                 if ("cefotaxime" in rx) != ((patient.age_days or 0) < 30) or ("ceftriaxone" in rx) == ("cefotaxime" in rx):
