@@ -127,10 +127,14 @@ def answer_text(record: EpisodeRecord) -> str:
     return options[letter] if options and letter else record.answer.answer
 
 
+_normalized = lru_cache(maxsize=8192)(normalize)  # option texts recur in every episode of their task
+
+
 def chosen_option(answer: str, options: dict[str, str]) -> str | None:
     """The single option letter an answer names ("B", "(B)", "B. text", "option B", or an option's exact text)."""
     text = answer.strip()
-    by_text = [k for k, v in options.items() if normalize(v) == normalize(text)]
+    wanted = _normalized(text)
+    by_text = [k for k, v in options.items() if _normalized(v) == wanted]
     if by_text:
         return by_text[0]
     leading = re.match(r"\(?([A-Z])(?:[.):]|$)", text)  # "B." "(B)" "B:" "B": the answer format itself

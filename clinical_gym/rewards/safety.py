@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Literal
 
@@ -25,7 +26,7 @@ from clinical_gym.cases.schema import normalize
 from clinical_gym.drugs import Drug, RenalBand, reference
 from clinical_gym.drugs.units import creatinine_clearance
 from clinical_gym.rewards.coherence import affirmed_clauses, chosen_option, recommended_drugs
-from clinical_gym.rewards.episode import EpisodeRecord, PatientFacts, Prescription, contains_term
+from clinical_gym.rewards.episode import EpisodeRecord, PatientFacts, Prescription, contains_term, padded_words
 from clinical_gym.tools import ToolKind
 
 Severity = Literal[1, 2, 3, 4, 5]
@@ -232,10 +233,17 @@ def _interaction_hits(record: EpisodeRecord, severity: str) -> list[tuple[Prescr
 
 def _escalation_index(record: EpisodeRecord) -> int | None:
     indices = [a.call_index for a in record.actions.escalations]
-    if record.answer is not None and record.task.safety.answer_escalates and any(
-            contains_term(c, t) for c in affirmed_clauses(record.answer.text) for t in EMERGENCY_TERMS):
+    if record.answer is not None and record.task.safety.answer_escalates and _names_emergency(record.answer.text):
         indices.append(record.answer.call_index)
     return min(indices, default=None)
+
+
+@lru_cache(maxsize=4096)
+def _names_emergency(text: str) -> bool:
+    """Whether an affirmed clause of ``text`` names an emergency term (``contains_term`` of each clause and term,
+    with the terms' padded words read once)."""
+    terms = [padded for padded in map(padded_words, EMERGENCY_TERMS) if padded != "  "]
+    return any(term in clause for clause in map(padded_words, affirmed_clauses(text)) for term in terms)
 
 
 def _patient_calls(record: EpisodeRecord, kind: ToolKind) -> list[str]:
