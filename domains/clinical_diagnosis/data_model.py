@@ -133,40 +133,44 @@ class ClinicalDiagnosisDB(DomainDB):
         copy = self.model_copy(update={
             "patients": dict(self.patients), "orders": list(self.orders), "prescriptions": list(self.prescriptions),
             "diagnoses": list(self.diagnoses), "notes": list(self.notes), "escalations": list(self.escalations)})
-        copy._owned = set()
-        copy._cache = self._cache
+        # private attributes read and written through the pydantic dict holding them: attribute access costs ~1.5 us
+        copy.__pydantic_private__.update(_owned=set(), _cache=self.__pydantic_private__["_cache"])
         return copy
 
     def patient_for_update(self, patient_id: str) -> Patient:
         """The patient, copied into this database first if it is still shared with the one it was copied from."""
-        if patient_id not in self._owned:
+        owned = self.__pydantic_private__["_owned"]
+        if patient_id not in owned:
             patient = self.patients[patient_id]
             self.patients[patient_id] = patient.model_copy(update={
                 name: copy.copy(value) for name, value in patient if isinstance(value, (list, dict))})
-            self._owned.add(patient_id)
+            owned.add(patient_id)
         return self.patients[patient_id]
 
     def unchanged_derived(self, patient_id: str, key: str, build: Callable[[], T]) -> T:
         """``build()`` for a patient no tool has changed in this copy, built once per loaded database and shared by
         its copies (the patient is then the loaded database's own record); built afresh for a changed patient."""
-        if patient_id in self._owned:
+        private = self.__pydantic_private__
+        if patient_id in private["_owned"]:
             return build()
-        shared = self._cache.setdefault(key, {})
+        shared = private["_cache"].setdefault(key, {})
         if patient_id not in shared:
             shared[patient_id] = build()
         return shared[patient_id]  # type: ignore[no-any-return]
 
     def test_index(self) -> dict[str, TestDefinition]:
         """Catalogue tests by normalised name and alias."""
-        index = self._cache.get("test_index")
+        cache = self.__pydantic_private__["_cache"]
+        index = cache.get("test_index")
         if index is None:
             index = {normalize(name): t for t in self.tests.values() for name in (t.name, *t.aliases)}
-            self._cache["test_index"] = index
+            cache["test_index"] = index
         return index
 
     def get_hash(self) -> str:
         head = self.model_dump_json(exclude={"patients", "tests"})
-        cache, owned, patients = self._cache, self._owned, self.patients  # private attributes are slow to read
+        private, patients = self.__pydantic_private__, self.patients  # private attributes are slow to read
+        cache, owned = private["_cache"], private["_owned"]
         if not owned:  # every patient is the loaded database's own: the rest of the content decides the hash
             known: dict[tuple[str, tuple[str, ...]], str] = cache.setdefault("unchanged_patients_hashes", {})
             key = (head, tuple(patients))
