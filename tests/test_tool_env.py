@@ -23,7 +23,7 @@ from clinical_gym.tool_env.tasks import Task
 from clinical_gym.domains.clinical_diagnosis.data_model import ClinicalDiagnosisDB
 from clinical_gym.domains.clinical_diagnosis.environment import bundled_db, get_environment
 
-ENV_ID = "ClinicalDiagnosis-v0"
+ENV_ID = "ClinicalDiagnosis-v1"
 if ENV_ID not in registry:  # the lead wires it into clinical_gym.registration
     register(id=ENV_ID, entry_point="clinical_gym.domains.clinical_diagnosis.environment:ClinicalDiagnosisEnv")
 
@@ -299,3 +299,15 @@ def test_fuzzed_actions_never_raise(seed, actions):
 
 
 _FUZZ_ENV = make(max_turns=6)
+
+
+def test_every_reset_binds_the_same_tools_in_the_same_order_to_its_own_database(env):
+    # the merged toolkit is rebuilt from the shared tools collected once: same names and order as the schemas
+    names = [schema["function"]["name"] for schema in env.tool_schemas]
+    toolkits = []
+    for task_id in ("pneu", "mcq", "pneu"):
+        env.reset(options={"task_id": task_id})
+        assert list(env.toolkit.tools) == names
+        assert env.toolkit.tools["order_lab_test"].function.__self__.db is env.db
+        toolkits.append(env.toolkit)
+    assert toolkits[0].tools["think"] is toolkits[2].tools["think"]  # the shared toolkits are bound once

@@ -136,3 +136,12 @@ def test_absurdly_nested_brackets_are_an_invalid_call_not_a_crash():
     for text in ["[" * 9999, '{"name": "x", "arguments": "' + "[" * 5000 + '"}', 'x {"a": ' + "[" * 9999]:
         calls = parse_tool_calls(text)
         assert calls[0].error, text[:20]
+
+
+def test_json_cut_short_and_python_literals_with_comments():
+    # text that cannot be a Python literal skips the Python parser; a literal followed by a comment still parses
+    cut = parse_tool_call('{"name": "get_patient", "arguments": {"mrn": ')
+    assert cut.form is CallForm.INVALID and cut.error == "invalid JSON at line 1, column 45 (character 44): Expecting value"
+    commented = parse_tool_call("{'name': 'get_patient', 'arguments': {'mrn': 'MRN-001'}}  # the chart")
+    assert commented.form is CallForm.PARTIAL and commented.arguments == {"mrn": "MRN-001"}
+    assert parse_tool_call("[{'name': 'get_patient'}]").form is CallForm.PARTIAL

@@ -322,3 +322,29 @@ def test_parameters_named_like_pydantic_attributes_are_fine():
             return f"{json}-{model_config}-{copy}"
 
     assert call(Odd(), "fetch", json="a", model_config=2, copy=True).content == "a-2-True"
+
+
+class Labels(Toolkit):
+    @tool(kind=ToolKind.WRITE)
+    def label(self, text: str, tags: list[str] = []) -> list[str]:  # noqa: B006 - the mutable default is the point
+        """Add a label to a list of tags.
+
+        Args:
+            text: The label.
+            tags: Tags it joins.
+        """
+        tags.append(text)
+        return tags
+
+
+def test_repeated_scalar_calls_validate_like_the_first():
+    # scalar arguments are validated once and remembered: 1 and True are equal dict keys, so a remembered
+    # divide(a=1) must not let a=True (a boolean, refused for a float) through, nor share a mutable default
+    ward = Ward()
+    for _ in range(3):
+        assert call(ward, "divide", a=1, b=2).content == "0.5"
+        refused = call(ward, "divide", a=True, b=2)
+        assert refused.error_kind == "invalid_arguments" and "a" in refused.content
+        assert call(ward, "divide", a=1.0, b=2).content == "0.5"
+    labels = Labels()
+    assert [call(labels, "label", text="x").content for _ in range(3)] == ['["x"]'] * 3

@@ -7,6 +7,7 @@ what it accepts and what it got.
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import json
@@ -22,6 +23,12 @@ from clinical_gym.tools.schema import JSONSchema, describe_schema, json_schema, 
 
 _NO_DEFAULT = inspect.Parameter.empty
 _MAX_SHOWN = 60
+_STRICT_JSON = json.JSONEncoder(allow_nan=False)  # json.dumps(..., allow_nan=False) without a new encoder per call
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+# (validation model, ((name, type, value), ...)) -> validated keyword arguments, for calls whose arguments and
+# validated values are all immutable scalars (validation is a pure function of them); cleared when full
+_VALIDATED: dict[tuple[type[BaseModel], tuple[tuple[str, type, Any], ...]], dict[str, Any]] = {}
+_MAX_VALIDATED = 4096
 
 
 class ToolDefinitionError(TypeError):
@@ -70,11 +77,21 @@ class Arguments:
         """Validate arguments decoded from JSON (enum members given by value); returns keyword arguments."""
         if not isinstance(arguments, dict):
             raise ArgumentError(f"arguments must be a JSON object, got {_json_type(arguments)}")
+        key = _scalar_items(arguments)
+        if key is not None:  # agents repeat calls (the same patient id): scalar arguments validate the same way
+            known = _VALIDATED.get((self.model, key))
+            if known is not None:
+                return dict(known)
         try:
-            text = json.dumps(arguments, allow_nan=False)
+            text = _STRICT_JSON.encode(arguments)
         except (TypeError, ValueError) as exc:
             raise ArgumentError(f"arguments must be JSON values ({exc})") from exc
-        return self._validate(lambda: self.model.model_validate_json(text, strict=True))
+        values = self._validate(lambda: self.model.model_validate_json(text, strict=True))
+        if key is not None and all(type(v) in _SCALARS or isinstance(v, enum.Enum) for v in values.values()):
+            if len(_VALIDATED) >= _MAX_VALIDATED:
+                _VALIDATED.clear()
+            _VALIDATED[(self.model, key)] = dict(values)
+        return values
 
     def validate_python(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Validate keyword arguments of a direct Python call; returns them as the function should receive them."""
@@ -168,6 +185,13 @@ def _model(tool: str, parameters: tuple[Parameter, ...]) -> type[BaseModel]:
               for i, p in enumerate(parameters)}
     config = ConfigDict(extra="forbid", allow_inf_nan=False)
     return create_model(f"{tool}_arguments", __config__=config, **fields)
+
+
+def _scalar_items(arguments: dict[str, Any]) -> tuple[tuple[str, type, Any], ...] | None:
+    """The arguments as a hashable key (their types included: 1, 1.0 and True differ), or None unless every value is
+    a str, int, float, bool or None."""
+    items = tuple((name, type(value), value) for name, value in arguments.items())
+    return items if all(kind in _SCALARS for _, kind, _ in items) else None
 
 
 def _step_into(schema: JSONSchema, step: Any) -> JSONSchema | None:

@@ -141,7 +141,9 @@ def _from_json_text(text: str) -> list[ParsedCall]:
     try:
         value = _loads(text)
     except json.JSONDecodeError as exc:
-        literal = _python_literal(text)
+        # a dict or list literal ends with its closing bracket, or with a comment after it: other text (JSON cut
+        # short) need not go through the Python parser
+        literal = _python_literal(text) if text[-1:] in "}]" or "#" in text else None
         if literal is not None:
             return _from_value(literal, CallForm.PARTIAL)
         embedded = _embedded_json(text)

@@ -17,9 +17,8 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
@@ -32,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 ErrorKind = Literal["invalid_call", "unknown_tool", "invalid_arguments", "tool_error", "tool_crash"]
 _MAX_LISTED = 40
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # one encoder, not one per call
 
 
 class ToolNameClashError(ValueError):
@@ -58,9 +58,10 @@ class ToolResult(BaseModel):
         return self.ok and self.kind is ToolKind.SUBMIT
 
 
-@dataclass(frozen=True)
-class BoundTool:
-    """A tool ready to run: its spec, the callable (bound to its toolkit), and the toolkit class that owns it."""
+class BoundTool(NamedTuple):
+    """A tool ready to run: its spec, the callable (bound to its toolkit), and the toolkit class that owns it.
+    (A named tuple: every episode binds its toolkit's tools afresh, and a tuple is made in half the time of a frozen
+    dataclass.)"""
 
     spec: ToolSpec
     function: Callable[..., Any]
@@ -202,7 +203,7 @@ def render(output: Any) -> str:
         return output
     if output is None:
         return "OK"
-    return json.dumps(to_jsonable_python(output), ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT_JSON.encode(to_jsonable_python(output))
 
 
 def _exception_text(exc: Exception) -> str:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Literal
 
 from annotated_types import MinLen
@@ -34,6 +35,7 @@ from clinical_gym.tool_env.task_folder import tasks_argument
 from clinical_gym.tool_env.tasks import Task, load_tasks, select_split
 from clinical_gym.tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls, tool
 from clinical_gym.tools.calls import EXAMPLE
+from clinical_gym.tools.toolkit import BoundTool
 
 logger = logging.getLogger(__name__)
 JUDGE_FAILED = "The task ended because the reward judge failed."
@@ -172,6 +174,8 @@ class ToolDomainEnv(ClinicalEnv):
         config = FiveDConfig.from_dict({**(reward_config or {}), "sparse": reward == "sparse"})
         self.reward_fn = FiveDReward(config, LLMAssertionJudge(judge) if judge is not None else None)
         self._shared = [*self.shared_toolkits(), EpisodeTools()]
+        self._shared_bound: dict[str, BoundTool] | None = None  # their tools, merged once (_toolkit)
+        self._checked_names: set[tuple[str, ...]] = set()  # domain tool-name sets checked against them
         probe = self._toolkit(self.domain_toolkit(self.base_db))
         self.tool_schemas = probe.openai_schemas()
         self.tool_kinds = {name: bound.spec.kind for name, bound in probe.tools.items()}
@@ -304,7 +308,18 @@ class ToolDomainEnv(ClinicalEnv):
 
     # -- pieces --------------------------------------------------------------------------------------------------
     def _toolkit(self, domain_tools: Toolkit) -> Toolkit:
-        return Toolkit.merge(domain_tools, *self._shared)
+        """``Toolkit.merge(domain_tools, *shared)``; every reset makes one, so the shared tools are collected once
+        and the name-clash check runs once per set of domain tool names."""
+        names = tuple(domain_tools.tools)
+        if names not in self._checked_names:
+            merged = Toolkit.merge(domain_tools, *self._shared)  # raises ToolNameClashError
+            self._checked_names.add(names)
+            return merged
+        if self._shared_bound is None:
+            self._shared_bound = dict(Toolkit.merge(*self._shared).tools)
+        combined = Toolkit()
+        combined.__dict__["_bound_tools"] = MappingProxyType({**domain_tools.tools, **self._shared_bound})
+        return combined
 
     def _system_prompt(self, toolkit: Toolkit) -> str:
         listed = "\n".join(f"- {name} ({bound.spec.kind.value}): {bound.spec.description}"
