@@ -205,7 +205,7 @@ def _pronouns(sex: str) -> dict[str, str]:
     return {"subj": "she" if female else "he", "obj": "her" if female else "him", "poss": "her" if female else "his"}
 
 
-class PathwayGenerator(TaskGenerator):
+class PathwayGenerator(AcuteJourneys, TaskGenerator):
     env_id = "ClinicalPathway-v0"
     id_prefix = "gpw"
     collections = {"patients": "patient_id"}
