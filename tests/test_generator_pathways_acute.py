@@ -70,12 +70,12 @@ def test_chest_pain_outcome_follows_the_esc_0h_troponin_thresholds():
 
 
 def test_thrombolysis_barriers_follow_aha_asa_at_each_edge():
-    assert thrombolysis_barriers(270, 185, 110, platelets=100, inr=1.7, glucose=2.8) == []
+    assert thrombolysis_barriers(270, 185, 110, platelets=100, inr=1.7, glucose=2.7) == []
     assert thrombolysis_barriers(271, 150, 90) == ["last known well 271 minutes ago, beyond 4.5 hours"]
     assert len(thrombolysis_barriers(60, 186, 90)) == 1 and len(thrombolysis_barriers(60, 150, 111)) == 1
     assert thrombolysis_barriers(60, 150, 90, platelets=99) == ["platelets 99 below 100"]
     assert thrombolysis_barriers(60, 150, 90, inr=1.8) == ["INR 1.8 above 1.7"]
-    assert thrombolysis_barriers(60, 150, 90, glucose=2.7) == ["glucose 2.7 below 2.8 mmol/L"]
+    assert thrombolysis_barriers(60, 150, 90, glucose=2.6) == ["glucose 2.6 below 2.7 mmol/L"]
     assert thrombolysis_barriers(60, 150, 90, anticoagulated=True) == ["taking an anticoagulant"]
     assert thrombolysis_barriers(60, 150, 90, haemorrhage=True) == ["haemorrhage on CT"]
 

@@ -7,8 +7,9 @@ actions disagree with its own record fails validation.
   troponin T, Elecsys: rule-out below 5 ng/L with pain for more than 3 hours, rule-in at 52 ng/L or more; ST
   elevation is a STEMI, ESC 2023 ACS guideline).
 * Acute stroke: ``thrombolysis_barriers`` and ``alteplase_dose`` (AHA/ASA 2019 acute ischaemic stroke guideline:
-  alteplase 0.9 mg/kg, at most 90 mg, within 4.5 hours of last known well, not above 185/110 mmHg, platelets below
-  100 x10^9/L, INR above 1.7, glucose below 2.8 mmol/L (50 mg/dL), a current anticoagulant, or haemorrhage);
+  alteplase 0.9 mg/kg, at most 90 mg; barred beyond 4.5 hours of last known well, above 185/110 mmHg, with platelets
+  below 100 x10^9/L, INR above 1.7, glucose below 50 mg/dL (2.7 mmol/L, as the pathway's stroke protocol gives it), a
+  current anticoagulant, or haemorrhage);
   ``ich_lowers_pressure`` (NICE NG128 1.5.2: rapid lowering for intracerebral haemorrhage with systolic 150 to 220
   mmHg).
 * Post-operative deterioration: ``news2_response`` (RCP NEWS2 2017: 7 or more emergency response, 5-6 or a single
@@ -38,7 +39,7 @@ THROMBOLYSIS_WINDOW_MINUTES = 270  # 4.5 hours from last known well
 THROMBOLYSIS_MAX_BP = (185, 110)
 THROMBOLYSIS_MIN_PLATELETS = 100  # x10^9/L
 THROMBOLYSIS_MAX_INR = 1.7
-THROMBOLYSIS_MIN_GLUCOSE = 2.8  # mmol/L (50 mg/dL): a mimic to correct first
+THROMBOLYSIS_MIN_GLUCOSE = 2.7  # mmol/L (50 mg/dL; the stroke protocol's 2.7): a mimic to correct first
 ALTEPLASE_MG_PER_KG = 0.9
 ALTEPLASE_MAX_MG = 90
 # NICE NG128 1.5.2 (2022): intracerebral haemorrhage, systolic 150-220 mmHg: lower to 130-140 within an hour.
@@ -71,7 +72,7 @@ def thrombolysis_barriers(minutes_since_well: int, systolic: int, diastolic: int
                           anticoagulated: bool = False) -> list[str]:
     """What rules out intravenous alteplase for a suspected ischaemic stroke (AHA/ASA 2019); empty when it is
     given. Each limit is inclusive on the side that allows treatment: 270 minutes, 185/110 mmHg, platelets 100,
-    INR 1.7, glucose 2.8 mmol/L all still allow it."""
+    INR 1.7, glucose 2.7 mmol/L all still allow it."""
     found = []
     if haemorrhage:
         found.append("haemorrhage on CT")
@@ -84,7 +85,7 @@ def thrombolysis_barriers(minutes_since_well: int, systolic: int, diastolic: int
     if inr is not None and inr > THROMBOLYSIS_MAX_INR:
         found.append(f"INR {inr:g} above 1.7")
     if glucose is not None and glucose < THROMBOLYSIS_MIN_GLUCOSE:
-        found.append(f"glucose {glucose:g} below 2.8 mmol/L")
+        found.append(f"glucose {glucose:g} below 2.7 mmol/L")
     if anticoagulated:
         found.append("taking an anticoagulant")
     return found
