@@ -14,7 +14,8 @@ measures, per file and overall:
   of the record), and nothing in the reply affirms it;
 * paraphrased: every recorded symptom asked in each of its lay wordings (``clinical_gym.cases.lexicon.LAY_TERMS``:
   "Have you been breathless?", "Did you throw up?"), and every event a present fact names asked in other words
-  (``EVENT_QUESTIONS``: "Have you been incontinent?" of "I wet myself during it"), is answered with a fact that
+  (``EVENT_QUESTIONS``: "Have you been incontinent?" of "I wet myself during it"; "Did you lose consciousness?"
+  of a recorded faint, ``lexicon.fact_events``), is answered with a fact that
   affirms it (or held back, where the persona withholds it); a paraphrase contradiction is a reply that denies it
   ("No, not that I know of.", or a denial of the symptom);
 * relevant: open questions get the asked-about fact where the record holds one: the visit ("What brings you in
@@ -44,7 +45,7 @@ import numpy as np
 from clinical_gym.cases import Case, read_case_file
 from clinical_gym.cases.formatting import format_test_result
 from clinical_gym.cases.leakage import leaked_terms
-from clinical_gym.cases.lexicon import EVENT_QUESTIONS, about_organ, concepts, lay_questions, names_site
+from clinical_gym.cases.lexicon import EVENT_QUESTIONS, about_organ, fact_events, lay_questions, names_site
 from clinical_gym.cases.topics import BROADER, PAIN_SYMPTOMS, SYMPTOM_QUESTION_NAMES, SYMPTOMS
 from clinical_gym.domains.inquiry.consistency import ConsistencyCheck, case_claims, denial_reach
 from clinical_gym.domains.inquiry.patient import HOLD_BACK, NO_EVENT, RuleBasedPatient, case_index
@@ -179,8 +180,8 @@ def measure_symptoms(case: Case, affirmed: Tally, denied: Tally) -> None:
 def _told(case: Case, facts, key: str) -> bool:
     """Whether told facts affirm a symptom (by claims or tags) or name an event."""
     claims = case_claims(case)
-    return any(case.fact(f).present and (key in claims[f].affirms or key in case.fact(f).topics or key in concepts(case.fact(f).text))
-               for f in facts)
+    return any(case.fact(f).present and (key in claims[f].affirms or key in case.fact(f).topics
+                                         or key in fact_events(case.fact(f).text, case.fact(f).symptoms)) for f in facts)
 
 
 def _denies(reply, key: str) -> bool:
@@ -195,8 +196,8 @@ def measure_paraphrases(case: Case, fid: Fidelity) -> None:
     withheld = set(case.persona.withheld)
     said = [f for f in case.history if not leaked_terms(f.text, case.diagnosis)]
     probes = [(s, q, {f.id for f in said if s in claims[f.id].affirms}) for s in sorted(affirmed_symptoms(case)) for q in lay_questions(s)]
-    events = sorted({c for f in said if f.present for c in concepts(f.text)})
-    probes += [(c, q, {f.id for f in said if c in concepts(f.text)}) for c in events for q in EVENT_QUESTIONS[c]]
+    events = sorted({c for f in said if f.present for c in fact_events(f.text, f.symptoms)})  # a faint: unconscious
+    probes += [(c, q, {f.id for f in said if c in fact_events(f.text, f.symptoms)}) for c in events for q in EVENT_QUESTIONS[c]]
     for key, question, holders in probes:
         reply = _patient(case).reply(question)
         held = HOLD_BACK[1:] in reply.text and bool(holders & withheld)

@@ -120,6 +120,10 @@ EVENT_TERMS: dict[str, tuple[str, ...]] = {
                      "eating out", "restaurant meal", "meal at a restaurant"),
     "needles": ("inject", "injecting", "needle", "needles", "tattoo", "tattoos", "piercing"),
 }
+# Events a fact tells by its symptom tags whatever its words: syncope is a transient loss of consciousness (ESC 2018
+# syncope guideline, section 2), so a recorded faint ("I fainted in the queue", "went blank and slumped") answers
+# "Were you unconscious?" and "Did you lose consciousness?" as it answers "Did you pass out?".
+EVENT_SYMPTOMS: dict[str, frozenset[str]] = {"unconscious": frozenset({"syncope"})}
 EVENT_QUESTIONS: dict[str, tuple[str, ...]] = {
     "incontinence": ("Have you been incontinent?", "Did you wet yourself?", "Did you lose control of your bladder?"),
     "tongue_bite": ("Did you bite your tongue?", "Was your tongue bitten?"),
@@ -173,6 +177,12 @@ def concepts(text: str) -> frozenset[str]:
             if tokens[i:i + len(phrase)] == phrase:
                 found.add(concept)
     return frozenset(found)
+
+
+def fact_events(text: str, symptoms: tuple[str, ...] = ()) -> frozenset[str]:
+    """The events a fact tells: those its words name (``concepts``) and those its symptom tags are
+    (``EVENT_SYMPTOMS``)."""
+    return concepts(text) | {event for event, tags in EVENT_SYMPTOMS.items() if tags.intersection(symptoms)}
 
 
 def index_tokens(text: str) -> list[str]:

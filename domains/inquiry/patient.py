@@ -21,7 +21,16 @@ from rank_bm25 import BM25Okapi
 
 from clinical_gym.cases import Case, Fact
 from clinical_gym.cases.leakage import leaked_terms
-from clinical_gym.cases.lexicon import ORGANS, PAIN_SITES, about_organ, concepts, content_stems, index_tokens, names_site
+from clinical_gym.cases.lexicon import (
+    ORGANS,
+    PAIN_SITES,
+    about_organ,
+    concepts,
+    content_stems,
+    fact_events,
+    index_tokens,
+    names_site,
+)
 from clinical_gym.cases.topics import BROADER, PAIN_SYMPTOMS, SYMPTOM_NAMES
 from clinical_gym.domains.inquiry.consistency import GENERIC_PAIN, HISTORY_TYPES, case_claims
 from clinical_gym.domains.inquiry.questions import HPI_TYPES, QuestionTopics, analyze_question
@@ -109,7 +118,7 @@ class _CaseIndex:
     facts: tuple[Fact, ...]
     said: dict[str, frozenset[str]]  # fact id -> keys it answers (tags, symptoms its words affirm, "location" if it says where)
     stems: dict[str, frozenset[str]]
-    events: dict[str, frozenset[str]]  # fact id -> events it names in any wording (lexicon.EVENT_TERMS)
+    events: dict[str, frozenset[str]]  # fact id -> events it names in any wording or by its tags (lexicon.fact_events)
     chief: str | None
     pains: frozenset[str]
     affirmed: frozenset[str]  # every key some present fact affirms
@@ -131,7 +140,7 @@ class _CaseIndex:
         corpus = [index_tokens(f.text) or ["_"] for f in facts]
         affirmed = frozenset(k for f in case.history if f.present for k in claims[f.id].affirms)
         return cls(facts=facts, said=said, stems={f.id: frozenset(content_stems(f.text)) for f in facts},
-                   events={f.id: concepts(f.text) for f in facts}, chief=chief, pains=pains, affirmed=affirmed,
+                   events={f.id: fact_events(f.text, f.symptoms) for f in facts}, chief=chief, pains=pains, affirmed=affirmed,
                    bm25=BM25Okapi(corpus) if corpus else None)
 
 

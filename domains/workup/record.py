@@ -13,7 +13,9 @@ An order finds, in this order of preference:
    "Echo" finds a recorded "Echocardiogram"; several such tests come back together), the physical-exam section or
    vitals of that exam, a recorded value of the component ordered ("Hb" finds a recorded "Hemoglobin"; a value of
    a CSF, urine or body-fluid test is read as that specimen's component: a lumbar puncture's "Glucose" is the CSF
-   glucose), or the recorded values of an ordered panel's components (then only the rest is synthesised);
+   glucose), or the recorded values of an ordered panel's components (then only the rest is synthesised); where
+   none of the ordered components is recorded, the recorded value of another assay of the same analyte family
+   (``TEST_FAMILIES``: a "BNP" order on a record holding NT-proBNP), under its own name and reference range;
 5. the one recorded test whose name holds every word of a short order the catalogue does not know ("MRI" finds
    the recorded "MRI Brain and Orbits", "CT angiogram" the "CTA HEAD AND NECK"; two such tests: none);
 6. a recorded name one typo away ("Barium enama").
@@ -66,6 +68,13 @@ _GROUP_WORDS: tuple[tuple[frozenset[tuple[str, ...]], frozenset[str], frozenset[
     (frozenset({("urine", "test"), ("urine",), ("urine", "study")}), frozenset({"lab", "microbiology"}), frozenset()),
 )
 _URINE_WORDS = frozenset({"urine", "urinalysis", "urinary"})
+# Assays of one analyte family that answer for each other when only one is recorded (catalogue component names).
+# B-type natriuretic peptide and NT-proBNP are cleaved from one prohormone and used interchangeably to rule heart
+# failure in or out, each at its own cut-off (ESC 2021 heart failure guideline, section 4.2: BNP < 35 pg/mL or
+# NT-proBNP < 125 pg/mL makes chronic heart failure unlikely); a laboratory runs one of them, so a doctor's "BNP"
+# is answered with the NT-proBNP the record holds, shown as NT-proBNP with its own range, never converted. Nothing
+# else is read across: ANP, procalcitonin or a basic metabolic panel ("BMP") are no natriuretic peptide test.
+TEST_FAMILIES: tuple[frozenset[str], ...] = (frozenset({"BNP", "NT-proBNP"}),)
 
 
 def specimen_of(*names: str) -> str:
@@ -278,10 +287,23 @@ class RecordIndex:
         label = exam.name if exam is not None and exam.name in dict(self._exams_of_tests).get(test, ()) else test.name
         return RecordHit(label, format_test_result(test), exam)
 
+    def _family_values(self, name: str) -> tuple[str, list[LabValue]] | None:
+        """The recorded values of another assay of the analyte family of component ``name`` (``TEST_FAMILIES``), by
+        the name they were recorded under, or None."""
+        for family in TEST_FAMILIES:
+            if name in family:
+                for member in sorted(family - {name}):
+                    if member in self._component_values:
+                        return member, self._component_values[member]
+        return None
+
     def _through_catalogue(self, exam: Exam, component: Component | None) -> RecordHit | None:
         if component is not None:
             values = self._component_values.get(component.name)
-            return RecordHit(component.name, "\n".join(format_lab_value(v) for v in values), exam) if values else None
+            if values:
+                return RecordHit(component.name, "\n".join(format_lab_value(v) for v in values), exam)
+            family = self._family_values(component.name)
+            return RecordHit(family[0], "\n".join(format_lab_value(v) for v in family[1]), exam) if family else None
         tests = [t for t, exams in self._exams_of_tests if exam.name in exams]
         # a recorded study, or a panel recorded whole; a lone lab item read as the panel ("Polys, CSF") waits for the
         # panel's recorded components below
@@ -298,6 +320,9 @@ class RecordIndex:
         recorded = {c.name: self._component_values[c.name][0] for c in exam.components if c.name in self._component_values}
         if recorded:
             return RecordHit(exam.name, "\n".join(format_lab_value(v) for v in recorded.values()), exam, recorded)
+        family = next((found for c in exam.components if (found := self._family_values(c.name))), None)
+        if family:  # answered whole by the other assay: nothing of the ordered one is synthesised beside it
+            return RecordHit(family[0], "\n".join(format_lab_value(v) for v in family[1]), exam)
         if tests:
             return RecordHit(exam.name, format_test_result(tests[0]) if len(tests) == 1 else _group_text(tests), exam)
         return None

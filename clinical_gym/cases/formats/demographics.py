@@ -19,7 +19,8 @@ _SEX_WORDS = {
 }
 _PRONOUNS = {"male": re.compile(r"\b(?:he|his|him)\b", re.IGNORECASE), "female": re.compile(r"\b(?:she|her|hers)\b", re.IGNORECASE)}
 _AGE_SEX_CODE = re.compile(r"(?:\b\d{1,3}|_+)\s*(?:y/?o|yo|y)\s*(?P<sex>[MF])\b")  # "67 y/o F", "___ y/o M" (MIMIC notes)
-_MASKED_AGE = re.compile(r"_{2,}\s*(?:y/?o|yo|-?years?[- ]old)", re.IGNORECASE)  # a de-identified age
+_MASKED_AGE = re.compile(r"(?:_{2,}|\[\*\*[^\]]*\*\*\])\s*(?:y/?o|yo|-?years?[- ]old)|\bage\s*:?\s*(?:_{2,}|\[\*\*)",
+                         re.IGNORECASE)  # a de-identified age: "___ y/o", "___-year-old", "Age: ___", "[** **] y/o"
 _SEX_CODES = {"m": "male", "male": "male", "man": "male", "f": "female", "female": "female", "woman": "female"}
 
 
@@ -71,23 +72,46 @@ def sex_from_code(value: Any) -> str | None:
     return _SEX_CODES.get(str(value).strip().lower()) if value is not None else None
 
 
+def coded_age(value: Any) -> int | None:
+    """A coded age field as whole years ("58", 58, 58.0), or None (absent, empty, de-identified "___" or not a
+    number)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return int(value)
+    try:
+        return int(float(str(value).strip())) if value is not None and str(value).strip() else None
+    except ValueError:
+        return None
+
+
+def age_is_masked(*texts: str, age: Any = None) -> bool:
+    """Whether the record's own age is de-identified: an age field that is there but no number ("___", "[**Age**]"),
+    or a text stating it masked ("___ y/o F", "Age: ___")."""
+    field = age is not None and str(age).strip() != "" and coded_age(age) is None
+    return field or any(_MASKED_AGE.search(t) for t in texts if t)
+
+
 def demographics_from(*texts: str, age: Any = None, sex: Any = None) -> Demographics:
-    """Demographics from coded fields where given, else from the first text that names them.
+    """Demographics from coded fields where given, else from the first text that names them. Where the record's age
+    is de-identified (``age_is_masked``), only a coded age counts: a number in the free text is then someone else's
+    ("her 45-year-old son") or a duration ("fall x2"), never the patient's age, and no newborn word makes it 0.
 
     Raises ValueError when age or sex cannot be found (the schema needs both, and guessing would invent a patient).
     """
-    found_age = int(age) if isinstance(age, (int, float)) or (isinstance(age, str) and age.strip().isdigit()) else None
+    found_age = coded_age(age)
+    masked = found_age is None and age_is_masked(*texts, age=age)
     found_sex = sex_from_code(sex)
     days = None
     for text in texts:
-        if found_age is None:
+        if found_age is None and not masked:
             found_age = age_from_text(text)
             days = age_days_from_text(text) if found_age == 0 else None
         if found_sex is None:
             found_sex = sex_from_text(text)
     if found_age is None or found_sex is None:
         missing = " and ".join(n for n, v in (("age", found_age), ("sex", found_sex)) if v is None)
-        if found_age is None and any(_MASKED_AGE.search(t) for t in texts if t):
+        if masked:
             raise ValueError(f"no patient {missing} found: the age is de-identified ('___ y/o'); give an 'age' field")
         raise ValueError(f"no patient {missing} found (write e.g. '45-year-old woman' or '(male, 37 years old)')")
     return Demographics(age=found_age, sex=found_sex, age_days=days)
