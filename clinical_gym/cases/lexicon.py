@@ -121,7 +121,7 @@ EVENT_TERMS: dict[str, tuple[str, ...]] = {
     "needles": ("inject", "injecting", "needle", "needles", "tattoo", "tattoos", "piercing"),
 }
 # Events a fact tells by its symptom tags whatever its words: syncope is a transient loss of consciousness (ESC 2018
-# syncope guideline, section 2), so a recorded faint ("I fainted in the queue", "went blank and slumped") answers
+# syncope guideline, definitions), so a recorded faint ("I fainted in the queue", "went blank and slumped") answers
 # "Were you unconscious?" and "Did you lose consciousness?" as it answers "Did you pass out?".
 EVENT_SYMPTOMS: dict[str, frozenset[str]] = {"unconscious": frozenset({"syncope"})}
 EVENT_QUESTIONS: dict[str, tuple[str, ...]] = {

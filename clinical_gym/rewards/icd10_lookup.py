@@ -120,9 +120,10 @@ def _title_key(text: str) -> str:
 def _title_variants(title: str, *, cut: bool = True) -> set[str]:
     """The index keys of one text; ``cut``: also the part before the first comma when it has two words or more."""
     forms = {title, _PARENTHESISED.sub(" ", title)} if "(" in title or "[" in title else {title}
+    keys = {_title_key(form) for form in forms}
     if cut and "," in title:
-        forms |= {head for form in forms if len(_title_key(head := form.split(",", 1)[0]).split()) >= 2}
-    return {key for key in map(_title_key, forms) if key and not key.replace(" ", "").isdigit()}
+        keys |= {head for form in forms if len((head := _title_key(form.split(",", 1)[0])).split()) >= 2}
+    return {key for key in keys if key and not key.replace(" ", "").isdigit()}
 
 
 _INDEX_KEYS = frozenset(_title_key(term) for term in INDEX_TERMS)

@@ -70,8 +70,8 @@ _GROUP_WORDS: tuple[tuple[frozenset[tuple[str, ...]], frozenset[str], frozenset[
 _URINE_WORDS = frozenset({"urine", "urinalysis", "urinary"})
 # Assays of one analyte family that answer for each other when only one is recorded (catalogue component names).
 # B-type natriuretic peptide and NT-proBNP are cleaved from one prohormone and used interchangeably to rule heart
-# failure in or out, each at its own cut-off (ESC 2021 heart failure guideline, section 4.2: BNP < 35 pg/mL or
-# NT-proBNP < 125 pg/mL makes chronic heart failure unlikely); a laboratory runs one of them, so a doctor's "BNP"
+# failure in or out, each at its own cut-off (ESC 2021 heart failure guideline, diagnosis of chronic heart failure:
+# BNP < 35 pg/mL or NT-proBNP < 125 pg/mL makes it unlikely); a laboratory runs one of them, so a doctor's "BNP"
 # is answered with the NT-proBNP the record holds, shown as NT-proBNP with its own range, never converted. Nothing
 # else is read across: ANP, procalcitonin or a basic metabolic panel ("BMP") are no natriuretic peptide test.
 TEST_FAMILIES: tuple[frozenset[str], ...] = (frozenset({"BNP", "NT-proBNP"}),)
