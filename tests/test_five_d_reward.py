@@ -325,6 +325,19 @@ def _without(built: EpisodeRecord, condition: str) -> EpisodeRecord:
     """``built`` with what ``condition`` (a ``safety.REQUIREMENTS`` key) looks for taken away."""
     if condition in ("prescriptions", "orders", "escalations"):
         return built.model_copy(update={"actions": built.actions.model_copy(update={condition: []})})
+    if condition == "writes":  # every successful WRITE call taken back
+        return built.model_copy(update={"calls": [c.model_copy(update={"ok": False, "error_kind": "tool_error"})
+                                                  if c.kind is ToolKind.WRITE else c for c in built.calls]})
+    if condition == "obstetric":  # neither pregnant nor postpartum
+        if not REQUIREMENTS["obstetric"](built):
+            return built
+        conditions = [c for c in built.patient.conditions if "postpartum" not in c.lower()]
+        patient = built.patient.model_copy(update={"pregnant": False, "conditions": conditions})
+        return built.model_copy(update={"patient": patient})
+    if condition == "critical_findings":
+        field = ("critical_findings", [])
+        task = built.task.model_copy(update={"safety": built.task.safety.model_copy(update=dict([field]))})
+        return built.model_copy(update={"task": task})
     field = {"emergency": ("emergency", False), "screenings": ("required_screenings", [])}[condition]
     task = built.task.model_copy(update={"safety": built.task.safety.model_copy(update=dict([field]))})
     return built.model_copy(update={"task": task})
@@ -334,7 +347,8 @@ def test_patterns_skipped_for_an_unmet_requirement_find_nothing_without_it():
     """``detect_violations`` skips a pattern on episodes that miss one of its ``requires`` conditions: on every
     violating example with a condition taken away, each pattern requiring it finds nothing, and each pattern that
     fired on its own example and does not require it still fires."""
-    assert set(REQUIREMENTS) == {"prescriptions", "orders", "escalations", "emergency", "screenings"}
+    assert set(REQUIREMENTS) == {"prescriptions", "orders", "escalations", "emergency", "screenings", "writes",
+                                 "obstetric", "critical_findings"}
     assert sum(bool(p.requires) for p in TAXONOMY.values()) >= 60
     for condition in REQUIREMENTS:
         requiring = {n for n, p in TAXONOMY.items() if condition in p.requires}

@@ -9,6 +9,7 @@ truncated with ``info["error"]`` (``ToolDomainEnv``), so the incomplete grade is
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -163,16 +164,21 @@ def _episode_summary(assertion: str, record: EpisodeRecord) -> str:
     return f"Task:\n{record.task.prompt}\n\nTool calls:\n{calls}\n\nFinal answer:\n{answer}\n\nStatement: {assertion}"
 
 
+@lru_cache(maxsize=4096)
+def _verdict(text: str, passed: bool | None, method: Literal["rule", "ungraded"]) -> AssertionVerdict:
+    """A verdict without an error; frozen, so one instance serves every episode that grades the same way."""
+    return AssertionVerdict(text=text, passed=passed, method=method)
+
+
 def grade_assertions(assertions: list[Assertion], record: EpisodeRecord,
                      judge: LLMAssertionJudge | None = None) -> list[AssertionVerdict]:
     """One verdict per assertion, in order."""
     verdicts = []
     for assertion in assertions:
         if assertion.rule is not None:
-            verdicts.append(AssertionVerdict(text=assertion.text, passed=check_rule(assertion.rule, record),
-                                             method="rule"))
+            verdicts.append(_verdict(assertion.text, check_rule(assertion.rule, record), "rule"))
         elif judge is None:
-            verdicts.append(AssertionVerdict(text=assertion.text, passed=None, method="ungraded"))
+            verdicts.append(_verdict(assertion.text, None, "ungraded"))
         else:
             try:
                 verdicts.append(AssertionVerdict(text=assertion.text, passed=judge.judge(assertion.text, record),

@@ -33,6 +33,7 @@ from clinical_gym.cases.schema import normalize
 from clinical_gym.pharmacology import Drug, allergy_conflict, drugs_mentioned
 from clinical_gym.rewards.episode import EpisodeRecord, PatientFacts
 from clinical_gym.rewards.overlap import rouge1_f1
+from clinical_gym.tool_env.tasks import normalized
 
 Direction = Literal["high", "low", "normal"]
 
@@ -127,14 +128,11 @@ def answer_text(record: EpisodeRecord) -> str:
     return options[letter] if options and letter else record.answer.answer
 
 
-_normalized = lru_cache(maxsize=8192)(normalize)  # option texts recur in every episode of their task
-
-
 def chosen_option(answer: str, options: dict[str, str]) -> str | None:
     """The single option letter an answer names ("B", "(B)", "B. text", "option B", or an option's exact text)."""
     text = answer.strip()
-    wanted = _normalized(text)
-    by_text = [k for k, v in options.items() if _normalized(v) == wanted]
+    wanted = normalized(text)
+    by_text = [k for k, v in options.items() if normalized(v) == wanted]
     if by_text:
         return by_text[0]
     leading = re.match(r"\(?([A-Z])(?:[.):]|$)", text)  # "B." "(B)" "B:" "B": the answer format itself

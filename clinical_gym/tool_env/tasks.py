@@ -14,7 +14,7 @@ import enum
 import json
 import math
 from collections.abc import Collection, Mapping
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
@@ -31,6 +31,10 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+normalized = lru_cache(maxsize=8192)(normalize)
+"""``normalize`` remembered for the texts graders compare again every episode (ids, names, option texts)."""
+
+
 def values_match(expected: Any, actual: Any) -> bool:
     """Whether ``actual`` equals ``expected`` after normalisation (see the module docstring)."""
     if isinstance(expected, bool) or isinstance(actual, bool):
@@ -38,7 +42,7 @@ def values_match(expected: Any, actual: Any) -> bool:
     if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
         return math.isclose(expected, actual, rel_tol=1e-6, abs_tol=1e-9)
     if isinstance(expected, str) and isinstance(actual, str):
-        return normalize(expected) == normalize(actual)
+        return normalized(expected) == normalized(actual)
     if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
         return len(expected) == len(actual) and all(values_match(e, a) for e, a in zip(expected, actual))
     if isinstance(expected, Mapping) and isinstance(actual, Mapping):
