@@ -1,4 +1,4 @@
-"""One tool episode, side by side: ClinicalDiagnosis-v0 against the Healthcare AI GYM's clinical_diagnosis domain.
+"""One tool episode, side by side: ClinicalDiagnosis-v1 against the Healthcare AI GYM's clinical_diagnosis domain.
 
     python benchmarks/perf_tool_episode.py [--episodes 3000] [--rounds 3] [--peer PATH] [--baseline-tree PATH]
 
@@ -74,7 +74,9 @@ def ours(episodes: int, varied: bool) -> dict[str, list[float]]:
 
     import clinical_gym  # noqa: F401
 
-    env = gym.make("ClinicalDiagnosis-v0")
+    # a baseline tree from before the -v1 ids registers ClinicalDiagnosis-v0: the same environment
+    env_id = next(i for i in ("ClinicalDiagnosis-v1", "ClinicalDiagnosis-v0") if i in gym.registry)
+    env = gym.make(env_id)
     patient = lambda: env.unwrapped.task.patient_id  # noqa: E731
     return _run(env, patient, episodes, varied)
 
