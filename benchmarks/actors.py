@@ -27,8 +27,8 @@ class Actor:
     env_id: str
 
 
-ACTORS = (Actor("patient", "--patient", "inquiry", "ClinicalInquiry-v0"),
-          Actor("world_model", "--world-model", "workup", "DiagnosticWorkup-v0"))
+ACTORS = (Actor("patient", "--patient", "inquiry", "ClinicalInquiry-v1"),
+          Actor("world_model", "--world-model", "workup", "DiagnosticWorkup-v1"))
 
 
 def actor_client(model: str, base_url: str | None = None) -> LLMClient:

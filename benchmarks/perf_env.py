@@ -1,6 +1,6 @@
 """Environment step throughput and latency with the embedded (rule-based) simulators.
 
-    python benchmarks/perf_env.py [--steps 20000] [--env ClinicalInquiry-v0]
+    python benchmarks/perf_env.py [--steps 20000] [--env ClinicalInquiry-v1]
 
 Prints, per environment: steps/s, p50/p99 step latency, and the time of ``import clinical_gym``. A scripted
 agent per family (questions for ClinicalInquiry, exam orders for DiagnosticWorkup) concludes every few turns,

@@ -6,7 +6,7 @@ Prints the catalogue load time, then µs per ``Catalogue.resolve`` call for four
 name, an alias or abbreviation, a typo, and an unknown name. "warm" repeats requests already seen (the per-request
 cache answers); "cold" sends each request once (distinct whitespace padding defeats the caches, so the normalisation,
 index look-ups and, for typos and unknown names, the fuzzy search all run). Single thread.
-Goal (issue "DiagnosticWorkup-v0"): an exact alias resolves in < 50 µs after warm-up.
+Goal (issue "DiagnosticWorkup-v1"): an exact alias resolves in < 50 µs after warm-up.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from goals import print_goal  # noqa: E402
 from perf_env import ACTION_STREAMS  # noqa: E402
 
-DEFAULT_ENVS = ("ClinicalInquiry-v0", "DiagnosticWorkup-v0", "Triage-v0", "MedicalQA-v0")
+DEFAULT_ENVS = ("ClinicalInquiry-v1", "DiagnosticWorkup-v1", "Triage-v1", "MedicalQA-v1")
 
 
 @dataclass

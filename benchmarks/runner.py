@@ -60,7 +60,7 @@ class BenchConfig:
         episodes: per agent and environment (None: each case or task once). trials: each of those episodes' cases
         played this many times (tau2-bench's trials: reports add pass^k and pass@k). seed: decides the episodes
         (cases, reset seeds) and sampling. env_kwargs: ``gym.make`` arguments for every environment, or per
-        environment when every key is a registered id (``{"ClinicalInquiry-v0": {"turn_budget": 4}}``).
+        environment when every key is a registered id (``{"ClinicalInquiry-v1": {"turn_budget": 4}}``).
         patient / world_model: the LLM behind ClinicalInquiry's patient and DiagnosticWorkup's world model (a model
         at ``patient_base_url`` / ``world_model_base_url``, or a client spec; ``clinical_gym.benchmarks.actors``);
         None keeps the rule-based ones.

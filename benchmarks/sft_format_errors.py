@@ -1,5 +1,5 @@
 """Format errors before and after the SFT cold start: SmolLM2-135M-Instruct as it ships against the same model after
-a few minutes of LoRA SFT (CPU) on oracle consultations of ClinicalInquiry-v0, on held-out patients.
+a few minutes of LoRA SFT (CPU) on oracle consultations of ClinicalInquiry-v1, on held-out patients.
 
     python benchmarks/sft_format_errors.py [--out runs/sft_format_errors] [--expert oracle] [--train-episodes 24]
         [--epochs 2] [--learning-rate 3e-3] [--eval-episodes 16] [--turn-budget 2] [--max-turn-tokens 96] [--threads 1]
@@ -15,11 +15,11 @@ a few minutes of LoRA SFT (CPU) on oracle consultations of ClinicalInquiry-v0, o
 
 The same as commands::
 
-    clinical-gym data expert --env ClinicalInquiry-v0 --agent oracle --episodes 24 --cases generated:common:24 \
+    clinical-gym data expert --env ClinicalInquiry-v1 --agent oracle --episodes 24 --cases generated:common:24 \
         --env-kwargs '{"turn_budget": 2}' --max-recommendation-words 12 --out OUT/data
     clinical-gym train sft --dataset OUT/data --model SMOLLM2_DIR --gguf-file SmolLM2-135M-Instruct.Q4_1.gguf \
         --lora-r 8 --lora-alpha 16 --learning-rate 3e-3 --epochs 2 --max-episode-tokens 1024 --output-dir OUT/sft
-    clinical-gym bench --env ClinicalInquiry-v0 --agent base=transformers:GGUF,sft=checkpoint:OUT/sft --episodes 16 \
+    clinical-gym bench --env ClinicalInquiry-v1 --agent base=transformers:GGUF,sft=checkpoint:OUT/sft --episodes 16 \
         --batch-size 16 --cases generated:common:16 --env-kwargs '{"turn_budget": 2}' --max-turn-tokens 96 \
         --max-episode-tokens 2048 --out OUT/bench
 """
@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-INQUIRY = "ClinicalInquiry-v0"
+INQUIRY = "ClinicalInquiry-v1"
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """clinical-gym: Gymnasium environments for training and evaluating clinical LLM agents.
 
-Importing the package registers every environment id (``ClinicalInquiry-v0``, ...) with gymnasium; the
+Importing the package registers every environment id (``ClinicalInquiry-v1``, ...) with gymnasium; the
 environments themselves load on ``gym.make``. Nothing here imports torch.
 """
 

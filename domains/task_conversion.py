@@ -1,10 +1,10 @@
 """Converting public data into tool-domain tasks, with the tools an expert would use assigned.
 
 * ``convert_mcq``: MedQA-style multiple-choice rows (``clinical_gym.cases.formats.medqa.MedQARow``) become
-  ``MedicalQA-v0`` questions in the bank and tasks: read the question, list the options, search the knowledge
+  ``MedicalQA-v1`` questions in the bank and tasks: read the question, list the options, search the knowledge
   base, compare the answer with a distractor, eliminate the wrong options, record the reasoning, submit the letter.
 * ``convert_cases``: cases (``clinical_gym.cases.Case``, from any loader: OSCE, MTMedDialog, DiagGym, MedQA, HF
-  or the library) become ``ClinicalDiagnosis-v0`` patients and diagnosis tasks: review the chart, record the
+  or the library) become ``ClinicalDiagnosis-v1`` patients and diagnosis tasks: review the chart, record the
   diagnosis, submit it.
 
 Only what the source says goes into the task: a case's missing weight stays unrecorded, an allergy without a
@@ -13,8 +13,8 @@ converting the same file twice gives the same tasks. Converted items that repeat
 question or the same patient and diagnosis) or each other are dropped and reported in ``Conversion.duplicates``;
 rows that cannot become a task are reported in ``Conversion.skipped``.
 
-    clinical-gym tools convert --from medqa.jsonl --domain MedicalQA-v0 --out converted/
-    gym.make("MedicalQA-v0", tasks="converted/")   # the tasks with their questions (converted/db.json)
+    clinical-gym tools convert --from medqa.jsonl --domain MedicalQA-v1 --out converted/
+    gym.make("MedicalQA-v1", tasks="converted/")   # the tasks with their questions (converted/db.json)
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def specialty_of(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# multiple-choice questions -> MedicalQA-v0
+# multiple-choice questions -> MedicalQA-v1
 # ---------------------------------------------------------------------------------------------------------------
 def convert_mcq(rows: Iterable[tuple[str, Any]], db: Any | None = None, existing: Sequence[Task] | None = None
                 ) -> Conversion:
@@ -195,7 +195,7 @@ def _mcq_task(task_id: str, qid: str, specialty: str, draft: dict[str, Any]) -> 
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# cases -> ClinicalDiagnosis-v0
+# cases -> ClinicalDiagnosis-v1
 # ---------------------------------------------------------------------------------------------------------------
 def convert_cases(cases: Iterable[Case], db: Any | None = None, existing: Sequence[Task] | None = None
                   ) -> Conversion:

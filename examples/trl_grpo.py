@@ -1,7 +1,7 @@
 """Train with TRL's GRPOTrainer on a clinical-gym environment (the adapter in clinical_gym.integrations.trl).
 
-    python examples/trl_grpo.py                  # ClinicalInquiry-v0 through rollout_func, SmolLM2-135M + LoRA
-    python examples/trl_grpo.py --tools          # MedicalQA-v0 through environment_factory (TRL's tool loop)
+    python examples/trl_grpo.py                  # ClinicalInquiry-v1 through rollout_func, SmolLM2-135M + LoRA
+    python examples/trl_grpo.py --tools          # MedicalQA-v1 through environment_factory (TRL's tool loop)
     python examples/trl_grpo.py --tiny           # a tiny random model: a quick smoke run on a CPU
     python examples/trl_grpo.py --model Qwen/Qwen2.5-0.5B-Instruct --steps 100 --out runs/trl-qwen
 
@@ -50,7 +50,7 @@ def with_tool_template(tokenizer):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default=None, help="environment id (default: ClinicalInquiry-v0; MedicalQA-v0 "
+    parser.add_argument("--env", default=None, help="environment id (default: ClinicalInquiry-v1; MedicalQA-v1 "
                         "with --tools)")
     parser.add_argument("--tools", action="store_true", help="environment_factory (tool domains), not rollout_func")
     parser.add_argument("--model", default=None, help="model folder or hub id of a causal LM with plain (not "
@@ -68,7 +68,7 @@ def main() -> None:
     from clinical_gym.integrations.trl import EnvRolloutFunc, env_dataset, env_reward, tool_environment
     from clinical_gym.rollout import RolloutLimits
 
-    env_id = args.env or ("MedicalQA-v0" if args.tools else "ClinicalInquiry-v0")
+    env_id = args.env or ("MedicalQA-v1" if args.tools else "ClinicalInquiry-v1")
     env_kwargs = {"split": "train"} if args.tools else {"split": "train", "turn_budget": 2}
     model, tokenizer = load(args)
     config = GRPOConfig(output_dir=args.out, max_steps=args.steps, per_device_train_batch_size=4, num_generations=4,

@@ -1,6 +1,6 @@
 """Train with TRL's GRPOTrainer on a served clinical environment (OpenEnv's protocol: ``clinical-gym serve``).
 
-    clinical-gym serve --env ClinicalInquiry-v0 --env-kwargs '{"split": "train", "turn_budget": 2}' --port 8000 &
+    clinical-gym serve --env ClinicalInquiry-v1 --env-kwargs '{"split": "train", "turn_budget": 2}' --port 8000 &
     python examples/trl_openenv.py --url http://127.0.0.1:8000                 # SmolLM2-135M + LoRA
     python examples/trl_openenv.py --tiny                                      # its own server, a tiny model (CPU)
     python examples/trl_openenv.py --url http://gpu-box-envs:8000 --model Qwen/Qwen2.5-0.5B-Instruct --steps 100
@@ -70,7 +70,7 @@ def train(url: str, model: Any, tokenizer: Any, *, steps: int, out: str, cases: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default=None, help="a clinical-gym server (default: start one in this process)")
-    parser.add_argument("--env", default="ClinicalInquiry-v0", help="environment of the in-process server")
+    parser.add_argument("--env", default="ClinicalInquiry-v1", help="environment of the in-process server")
     parser.add_argument("--model", default=None, help="causal LM folder or hub id (default: SmolLM2-135M-Instruct)")
     parser.add_argument("--tiny", action="store_true", help="a tiny random model instead (smoke run)")
     parser.add_argument("--cases", type=int, default=8, help="cases in the training set")

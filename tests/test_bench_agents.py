@@ -57,12 +57,12 @@ def test_the_disease_table_ranks_a_textbook_presentation_first():
 
 def test_checklist_doctor_asks_its_review_then_diagnoses_appendicitis():
     agent = parse_agent_specs("baseline")[0].build("inquiry", SETTINGS)
-    info = play("ClinicalInquiry-v0", agent, "dig-appendicitis-01")
+    info = play("ClinicalInquiry-v1", agent, "dig-appendicitis-01")
     assert info["outcome"]["result"] == "correct" and info["turn"] == len(REVIEW_OF_SYSTEMS) + 1
 
 
 def test_checklist_doctor_keeps_to_a_short_budget():
-    env = gym.make("ClinicalInquiry-v0", turn_budget=3)
+    env = gym.make("ClinicalInquiry-v1", turn_budget=3)
     env.reset(seed=0, options={"case_id": "res-asthma-01"})
     for _ in range(2):
         env.step(checklist_reply(env.unwrapped.messages))
@@ -72,14 +72,14 @@ def test_checklist_doctor_keeps_to_a_short_budget():
 
 def test_test_orderer_orders_the_key_exams_of_its_hypothesis():
     agent = parse_agent_specs("baseline")[0].build("workup", SETTINGS)
-    info = play("DiagnosticWorkup-v0", agent, "gen-cystitis-01")
-    disease = working_hypothesis(gym.make("DiagnosticWorkup-v0").reset(options={"case_id": "gen-cystitis-01"})[0])
+    info = play("DiagnosticWorkup-v1", agent, "gen-cystitis-01")
+    disease = working_hypothesis(gym.make("DiagnosticWorkup-v1").reset(options={"case_id": "gen-cystitis-01"})[0])
     assert info["outcome"]["exams_ordered"] == list(disease.key_exams)
     assert info["outcome"]["result"] == "correct" and info["outcome"]["exam_f1"] == 1.0
 
 
-@pytest.mark.parametrize("env_id, family, case_id", [("ClinicalInquiry-v0", "inquiry", "res-pe-01"),
-                                                     ("DiagnosticWorkup-v0", "workup", "res-pe-01")])
+@pytest.mark.parametrize("env_id, family, case_id", [("ClinicalInquiry-v1", "inquiry", "res-pe-01"),
+                                                     ("DiagnosticWorkup-v1", "workup", "res-pe-01")])
 def test_oracle_reaches_the_ceiling_on_the_case_families(env_id, family, case_id):
     agent = parse_agent_specs("oracle")[0].build(family, SETTINGS)
     assert agent.privileged and "ground truth" in agent.kind
@@ -88,12 +88,12 @@ def test_oracle_reaches_the_ceiling_on_the_case_families(env_id, family, case_id
 
 
 def test_tool_agents_follow_the_protocol_and_the_oracle_the_task():
-    env = gym.make("ClinicalDiagnosis-v0", split="test")
+    env = gym.make("ClinicalDiagnosis-v1", split="test")
     task = env.unwrapped.tasks[0]
     oracle = parse_agent_specs("oracle")[0].build("tool", SETTINGS)
     protocol = parse_agent_specs("protocol")[0].build("tool", SETTINGS)
-    assert play("ClinicalDiagnosis-v0", oracle, task.id, split="test")["outcome"]["success"]
-    outcome = play("ClinicalDiagnosis-v0", protocol, task.id, split="test")["outcome"]
+    assert play("ClinicalDiagnosis-v1", oracle, task.id, split="test")["outcome"]["success"]
+    outcome = play("ClinicalDiagnosis-v1", protocol, task.id, split="test")["outcome"]
     names = [c["name"] for c in outcome["tool_calls"]]
     assert names[0] == "get_patient_info" and names[-1] == "submit_answer"
     assert not any(c["kind"] == "write" for c in outcome["tool_calls"])  # it never writes
@@ -106,7 +106,7 @@ def test_random_agent_is_random_text_fixed_by_seed_and_conversation():
     longer = [*messages, {"role": "assistant", "content": "x"}, {"role": "user", "content": "y"}]
     assert reply(messages) != reply(longer)
     agent = parse_agent_specs("random")[0].build("inquiry", SETTINGS)
-    info = play("ClinicalInquiry-v0", agent, "res-pe-01")
+    info = play("ClinicalInquiry-v1", agent, "res-pe-01")
     assert info["outcome"]["result"] == "wrong"
 
 

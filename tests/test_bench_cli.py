@@ -29,13 +29,13 @@ def one_error_line(capsys, *args: str) -> str:
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
-    assert cli.main(["bench", "--env", "DiagnosticWorkup-v0", "--agent", "oracle,baseline", "--episodes", "3",
+    assert cli.main(["bench", "--env", "DiagnosticWorkup-v1", "--agent", "oracle,baseline", "--episodes", "3",
                      "--out", str(out), "--no-progress"]) == 0
     return out
 
 
 def test_bench_runs_and_prints_the_overview_and_where_the_report_is(run_dir, capsys):
-    assert cli.main(["bench", "--env", "DiagnosticWorkup-v0", "--agent", "oracle,baseline", "--episodes", "3",
+    assert cli.main(["bench", "--env", "DiagnosticWorkup-v1", "--agent", "oracle,baseline", "--episodes", "3",
                      "--out", str(run_dir), "--no-progress"]) == 0  # resumed: nothing left to play
     out = capsys.readouterr().out
     assert "| oracle | 1.00 [1.00, 1.00] |" in out and f"report: {run_dir / 'report.md'}" in out
@@ -44,18 +44,18 @@ def test_bench_runs_and_prints_the_overview_and_where_the_report_is(run_dir, cap
 def test_bench_show_prints_one_transcript(run_dir, capsys):
     assert cli.main(["bench", "show", str(run_dir), "--episode", "1", "--agent", "oracle"]) == 0
     out = capsys.readouterr().out
-    assert "DiagnosticWorkup-v0 · oracle (oracle (ground truth)) · episode 1" in out
+    assert "DiagnosticWorkup-v1 · oracle (oracle (ground truth)) · episode 1" in out
     assert "--- turn 1" in out and "[agent] Current diagnosis" in out and "status: ok" in out
 
 
 def test_bench_compare_prints_differences_with_intervals(run_dir, tmp_path, capsys):
     other = tmp_path / "other"
-    assert cli.main(["bench", "--env", "DiagnosticWorkup-v0", "--agent", "baseline", "--episodes", "3",
+    assert cli.main(["bench", "--env", "DiagnosticWorkup-v1", "--agent", "baseline", "--episodes", "3",
                      "--out", str(other), "--no-progress", "--seed", "0"]) == 0
     capsys.readouterr()
     assert cli.main(["bench", "compare", str(run_dir), str(other)]) == 0
     out = capsys.readouterr().out
-    assert "DiagnosticWorkup-v0 · baseline vs baseline: 3 paired episodes over 3 tasks (A played 3, B 3)" in out
+    assert "DiagnosticWorkup-v1 · baseline vs baseline: 3 paired episodes over 3 tasks (A played 3, B 3)" in out
     assert re.search(r"exam_f1 +\d\.\d{3} +\d\.\d{3} +\+0\.000 \[\+0\.000, \+0\.000\]\n", out)  # same agent, same episodes
 
 
@@ -63,12 +63,12 @@ def test_bench_compare_prints_differences_with_intervals(run_dir, tmp_path, caps
     (("bench", "--agent", "oracle", "--out", "x"), "bench needs --env"),
     (("bench", "--env", "NoSuchEnv-v0", "--agent", "oracle", "--out", "{tmp}"), "unknown environment NoSuchEnv-v0"),
     (("bench", "--env", "all", "--agent", "wizard", "--out", "{tmp}"), "bad agent spec 'wizard'"),
-    (("bench", "--env", "DiagnosticWorkup-v0", "--agent", "checklist", "--out", "{tmp}"), "does not play"),
+    (("bench", "--env", "DiagnosticWorkup-v1", "--agent", "checklist", "--out", "{tmp}"), "does not play"),
     (("bench", "--env", "all", "--agent", "oracle", "--env-kwargs", "{{not json", "--out", "{tmp}"), "not JSON"),
     (("bench", "--env", "all", "--agent", "oracle", "--episodes", "0", "--out", "{tmp}"), "at least 1"),
     (("bench", "--env", "all", "--agent", "oracle", "--cases", "generated:common", "--out", "{tmp}"),
      "say how many cases"),
-    (("bench", "--env", "ClinicalInquiry-v0", "--agent", "checkpoint:/no/such/run", "--out", "{tmp}"),
+    (("bench", "--env", "ClinicalInquiry-v1", "--agent", "checkpoint:/no/such/run", "--out", "{tmp}"),
      "no checkpoint in /no/such/run"),
     (("bench", "show", "{tmp}", "--episode", "0"), "no results in"),
     (("bench", "compare", "{tmp}", "{tmp}"), "no results in"),

@@ -46,11 +46,11 @@ def medical_qa_agent(path: str, body: dict) -> dict:
 
 def test_native_function_calling_sends_the_schemas_and_reads_tool_calls(tmp_path):
     with serve(default=medical_qa_agent) as url:
-        run_bench(BenchConfig(envs="MedicalQA-v0", agents="openai:fake", episodes=1, out=tmp_path, base_url=url,
+        run_bench(BenchConfig(envs="MedicalQA-v1", agents="openai:fake", episodes=1, out=tmp_path, base_url=url,
                               progress=False))
         sent = [r.body for r in url.requests if r.body and "tools" in r.body]  # (a preflight ping has no tools)
     (episode,) = read_records(tmp_path)
-    env = gym.make("MedicalQA-v0")
+    env = gym.make("MedicalQA-v1")
     _, info = env.reset(options={"task_id": episode.case_id})
     assert len(sent) == 3 and all(body["tools"] == info["tools"] for body in sent)
     second, third = sent[1]["messages"], sent[2]["messages"]
@@ -71,7 +71,7 @@ def test_native_function_calling_sends_the_schemas_and_reads_tool_calls(tmp_path
 def test_text_tool_calling_sends_no_tools(tmp_path):
     submit = json.dumps({"name": "submit_answer", "arguments": {"answer": "A"}})
     with serve(default=lambda path, body: submit) as url:
-        run_bench(BenchConfig(envs="MedicalQA-v0", agents="openai:fake", episodes=1, out=tmp_path, base_url=url,
+        run_bench(BenchConfig(envs="MedicalQA-v1", agents="openai:fake", episodes=1, out=tmp_path, base_url=url,
                               progress=False, tool_calling="text"))
         bodies = [r.body for r in url.requests if r.body and len(r.body.get("messages", [])) > 1]
     assert bodies and not any("tools" in body for body in bodies)
@@ -100,7 +100,7 @@ def test_tool_call_actions_and_messages_round_trip():
 def test_patient_and_world_model_flags_put_llms_behind_the_simulated_actors(tmp_path):
     with serve(default=lambda path, body: "It started two days ago.") as patient, \
             serve(default=lambda path, body: "Within normal limits.") as world:
-        run_bench(BenchConfig(envs="ClinicalInquiry-v0,DiagnosticWorkup-v0", agents="baseline", episodes=1,
+        run_bench(BenchConfig(envs="ClinicalInquiry-v1,DiagnosticWorkup-v1", agents="baseline", episodes=1,
                               out=tmp_path, patient="patient-model", patient_base_url=patient,
                               world_model="world-model", world_model_base_url=world, progress=False))
         to_patient = [r.body for r in patient.requests if r.body and len(r.body.get("messages", [])) > 1]
@@ -108,7 +108,7 @@ def test_patient_and_world_model_flags_put_llms_behind_the_simulated_actors(tmp_
     assert to_patient and all(b["model"] == "patient-model" for b in to_patient)
     assert "role-playing a patient" in to_patient[0]["messages"][0]["content"]
     assert to_world and all(b["model"] == "world-model" for b in to_world)
-    inquiry = next(r for r in read_records(tmp_path) if r.env == "ClinicalInquiry-v0")
+    inquiry = next(r for r in read_records(tmp_path) if r.env == "ClinicalInquiry-v1")
     assert "It started two days ago." in inquiry.turns[0].observation
     run = json.loads((tmp_path / "run.json").read_text())
     assert (run["patient"], run["world_model"]) == ("patient-model", "world-model")
@@ -116,12 +116,12 @@ def test_patient_and_world_model_flags_put_llms_behind_the_simulated_actors(tmp_
 
 
 @pytest.mark.parametrize("settings, message", [
-    (dict(envs="DiagnosticWorkup-v0", patient="m"), "--patient sets the patient of ClinicalInquiry-v0, which this "
+    (dict(envs="DiagnosticWorkup-v1", patient="m"), "--patient sets the patient of ClinicalInquiry-v1, which this "
                                                     "run does not play"),
-    (dict(envs="ClinicalInquiry-v0", patient_base_url="http://127.0.0.1:9/v1"), "--patient-base-url needs --patient"),
-    (dict(envs="ClinicalInquiry-v0", patient="m", env_kwargs={"patient": "rules"}), "the patient is set twice"),
-    (dict(envs="ClinicalInquiry-v0", trials=0), "at least 1"),
-    (dict(envs="ClinicalInquiry-v0", tool_calling="json"), "tool calling must be native or text"),
+    (dict(envs="ClinicalInquiry-v1", patient_base_url="http://127.0.0.1:9/v1"), "--patient-base-url needs --patient"),
+    (dict(envs="ClinicalInquiry-v1", patient="m", env_kwargs={"patient": "rules"}), "the patient is set twice"),
+    (dict(envs="ClinicalInquiry-v1", trials=0), "at least 1"),
+    (dict(envs="ClinicalInquiry-v1", tool_calling="json"), "tool calling must be native or text"),
 ])
 def test_bad_actor_and_trial_settings_are_refused(tmp_path, settings, message):
     with pytest.raises(ValueError, match=re.escape(message)):
@@ -129,11 +129,11 @@ def test_bad_actor_and_trial_settings_are_refused(tmp_path, settings, message):
 
 
 def test_trials_play_each_task_k_times_and_report_pass_k(tmp_path):
-    plan = plan_env("DiagnosticWorkup-v0", cases=None, tasks=None, split="test", episodes=2, seed=0, env_kwargs={},
+    plan = plan_env("DiagnosticWorkup-v1", cases=None, tasks=None, split="test", episodes=2, seed=0, env_kwargs={},
                     trials=3)
     assert plan.episodes == 6 and [plan.case_of(k) for k in range(6)] == [plan.case_of(0)] * 3 + [plan.case_of(3)] * 3
     assert len({plan.seed_of(k) for k in range(6)}) == 6
-    run_bench(BenchConfig(envs="DiagnosticWorkup-v0,Triage-v0", agents="oracle,random", episodes=2, trials=3,
+    run_bench(BenchConfig(envs="DiagnosticWorkup-v1,Triage-v1", agents="oracle,random", episodes=2, trials=3,
                           out=tmp_path, progress=False))
     summary = json.loads((tmp_path / "summary.json").read_text())
     for env in summary["envs"]:
@@ -149,15 +149,15 @@ def test_trials_play_each_task_k_times_and_report_pass_k(tmp_path):
     assert "Ranked by accuracy, then reward;" in report and "Ranked by reward;" in report  # not "reward, then reward"
     assert "then reward, then" not in report and "Ranked by reward, then reward" not in report
     assert re.search(r"0 for every agent in every episode: [^\n]*violations sev1 ↓", report)
-    triage_table = report.split("## Triage-v0")[1].split("\n\n")[2]
+    triage_table = report.split("## Triage-v1")[1].split("\n\n")[2]
     assert triage_table.startswith("| rank |") and "violations sev1" not in triage_table  # a line, not a column
     with pytest.raises(ValueError, match=r"other episode settings \(trials: 3 -> 2\)"):
-        run_bench(BenchConfig(envs="DiagnosticWorkup-v0", agents="oracle", episodes=2, trials=2, out=tmp_path,
+        run_bench(BenchConfig(envs="DiagnosticWorkup-v1", agents="oracle", episodes=2, trials=2, out=tmp_path,
                               progress=False))
 
 
 def test_run_json_records_version_commit_environments_and_every_setting(tmp_path):
-    config = BenchConfig(envs="DiagnosticWorkup-v0", agents="oracle", episodes=2, out=tmp_path, progress=False)
+    config = BenchConfig(envs="DiagnosticWorkup-v1", agents="oracle", episodes=2, out=tmp_path, progress=False)
     run_bench(config)
     run = json.loads((tmp_path / "run.json").read_text())
     provenance = run["provenance"]
@@ -165,8 +165,8 @@ def test_run_json_records_version_commit_environments_and_every_setting(tmp_path
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert provenance["clinical_gym"]["git"]["commit"] == head
     assert isinstance(provenance["clinical_gym"]["git"]["dirty"], bool)
-    env = provenance["environments"]["DiagnosticWorkup-v0"]
-    assert env["version"] == 0 and env["entry_point"].endswith(":DiagnosticWorkupEnv") and env["cases"] >= 2
+    env = provenance["environments"]["DiagnosticWorkup-v1"]
+    assert env["version"] == 1 and env["entry_point"].endswith(":DiagnosticWorkupEnv") and env["cases"] >= 2
     assert set(run["config"]) == set(BenchConfig.__dataclass_fields__)
     assert provenance["packages"]["gymnasium"] == metadata.version("gymnasium")
     report = (tmp_path / "report.md").read_text()
@@ -174,9 +174,9 @@ def test_run_json_records_version_commit_environments_and_every_setting(tmp_path
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--env", "DiagnosticWorkup-v0", "--agent", "oracle", "--trials", "0"), "at least 1"),
-    (("--env", "DiagnosticWorkup-v0", "--agent", "oracle", "--patient", "m"), "which this run does not play"),
-    (("--env", "MedicalQA-v0", "--agent", "oracle", "--tool-calling", "json"), "invalid choice: 'json'"),
+    (("--env", "DiagnosticWorkup-v1", "--agent", "oracle", "--trials", "0"), "at least 1"),
+    (("--env", "DiagnosticWorkup-v1", "--agent", "oracle", "--patient", "m"), "which this run does not play"),
+    (("--env", "MedicalQA-v1", "--agent", "oracle", "--tool-calling", "json"), "invalid choice: 'json'"),
 ])
 def test_bench_flag_errors_are_one_line(capsys, tmp_path, args, message):
     assert cli.main(["bench", *args, "--out", str(tmp_path), "--no-progress"]) == 2
@@ -185,12 +185,12 @@ def test_bench_flag_errors_are_one_line(capsys, tmp_path, args, message):
 
 
 def test_bench_compare_two_agents_of_one_run_from_the_cli(capsys, tmp_path):
-    assert cli.main(["bench", "--env", "DiagnosticWorkup-v0", "--agent", "oracle,random", "--episodes", "3",
+    assert cli.main(["bench", "--env", "DiagnosticWorkup-v1", "--agent", "oracle,random", "--episodes", "3",
                      "--out", str(tmp_path), "--no-progress"]) == 0
     capsys.readouterr()
     assert cli.main(["bench", "compare", str(tmp_path), "--agent-a", "random", "--agent-b", "oracle"]) == 0
     out = capsys.readouterr().out
-    assert "DiagnosticWorkup-v0 · random vs oracle: 3 paired episodes over 3 tasks (A played 3, B 3)" in out
+    assert "DiagnosticWorkup-v1 · random vs oracle: 3 paired episodes over 3 tasks (A played 3, B 3)" in out
     assert re.search(r"accuracy\s+0\.000\s+1\.000\s+\+1\.000 \[\+1\.000, \+1\.000\]  B better", out)
     assert cli.main(["bench", "compare", str(tmp_path)]) == 2
     assert "name two different agents" in capsys.readouterr().err

@@ -69,7 +69,7 @@ def test_checkpoint_and_local_model_agents_play_a_benchmark_in_token_mode(tmp_pa
     folder, model, _ = base
     run, _ = trained_run(tmp_path / "run", model, lora_r=4)
     out = tmp_path / "bench"
-    run_bench(BenchConfig(envs="ClinicalInquiry-v0", agents=f"trained=checkpoint:{run},transformers:{folder}", out=out,
+    run_bench(BenchConfig(envs="ClinicalInquiry-v1", agents=f"trained=checkpoint:{run},transformers:{folder}", out=out,
                           episodes=2, base_model=str(folder), max_turn_tokens=3, max_episode_tokens=2048,
                           temperature=1.0, env_kwargs={"turn_budget": 2}, progress=False))
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

@@ -40,7 +40,7 @@ def doctor(path: str, body: dict) -> str:
 
 def test_a_run_writes_results_summary_report_and_plots_with_oracle_first_and_random_last(tmp_path):
     out = tmp_path / "run"
-    report = run_bench(BenchConfig(envs="ClinicalInquiry-v0,DiagnosticWorkup-v0,ClinicalDiagnosis-v0",
+    report = run_bench(BenchConfig(envs="ClinicalInquiry-v1,DiagnosticWorkup-v1,ClinicalDiagnosis-v1",
                                    agents="oracle,baseline,random", out=out, episodes=4, batch_size=3, progress=False))
     assert report == out / "report.md" and report.is_file()
     rows = results(out)
@@ -55,12 +55,12 @@ def test_a_run_writes_results_summary_report_and_plots_with_oracle_first_and_ran
             assert (out / "plots" / f"{env['env']}_{plot}.png").stat().st_size > 1000
     text = report.read_text()
     assert "oracle (ground truth)" in text and "checklist doctor" in text and "test-orderer" in text
-    assert "![ClinicalInquiry-v0_metrics](plots/ClinicalInquiry-v0_metrics.png)" in text
+    assert "![ClinicalInquiry-v1_metrics](plots/ClinicalInquiry-v1_metrics.png)" in text
 
 
 def test_the_same_seed_gives_the_same_episodes_and_numbers(tmp_path):
     def run(out: Path, seed: int) -> list[dict]:
-        run_bench(BenchConfig(envs="ClinicalInquiry-v0", agents="baseline,random", out=out, episodes=5, seed=seed,
+        run_bench(BenchConfig(envs="ClinicalInquiry-v1", agents="baseline,random", out=out, episodes=5, seed=seed,
                               cases="generated:common:8", progress=False))
         return results(out)
 
@@ -76,14 +76,14 @@ def scripted(reply) -> Agent:
 
 
 def chunk_records(agent: Agent, chunk: Sequence[int] = (0, 1, 2), timeout_s: float = 30.0, **env_kwargs):
-    plan = plan_env("ClinicalInquiry-v0", cases=None, tasks=None, split="test", episodes=None, seed=0,
+    plan = plan_env("ClinicalInquiry-v1", cases=None, tasks=None, split="test", episodes=None, seed=0,
                     env_kwargs=env_kwargs)
-    config = BenchConfig(envs="ClinicalInquiry-v0", agents="x", out=Path("unused"), timeout_s=timeout_s)
+    config = BenchConfig(envs="ClinicalInquiry-v1", agents="x", out=Path("unused"), timeout_s=timeout_s)
     return plan, play_chunk(plan, "x", agent, list(chunk), config)
 
 
 def test_a_raising_agent_fails_only_its_own_episodes():
-    plan = plan_env("ClinicalInquiry-v0", cases=None, tasks=None, split="test", episodes=None, seed=0, env_kwargs={})
+    plan = plan_env("ClinicalInquiry-v1", cases=None, tasks=None, split="test", episodes=None, seed=0, env_kwargs={})
     env = plan.make()
     broken_opening, _ = env.reset(seed=plan.seed_of(1), options={"case_id": plan.case_of(1)})
 
@@ -128,7 +128,7 @@ def test_environment_failures_are_error_episodes_and_the_chunk_goes_on(error, re
 
 
 def test_a_kill_mid_run_resumes_without_duplicates_and_matches_an_uninterrupted_run(tmp_path):
-    settings = dict(envs="ClinicalInquiry-v0", agents="endpoint=openai:fake", episodes=6, batch_size=2, progress=False)
+    settings = dict(envs="ClinicalInquiry-v1", agents="endpoint=openai:fake", episodes=6, batch_size=2, progress=False)
 
     def slow(path: str, body: dict) -> str:
         time.sleep(0.15)
@@ -150,7 +150,7 @@ def test_a_kill_mid_run_resumes_without_duplicates_and_matches_an_uninterrupted_
     written = len(results(killed))
     assert 2 <= written < 6
     with open(killed / RESULTS_FILE, "a") as f:
-        f.write('{"env": "ClinicalInquiry-v0", "agent": "endp')  # a line cut short by the kill
+        f.write('{"env": "ClinicalInquiry-v1", "agent": "endp')  # a line cut short by the kill
 
     with serve(default=doctor) as url:
         run_bench(BenchConfig(**settings, out=killed, base_url=url))
@@ -171,7 +171,7 @@ def test_a_kill_mid_run_resumes_without_duplicates_and_matches_an_uninterrupted_
 
 
 def test_a_finished_run_is_not_played_again_and_settings_cannot_change(tmp_path):
-    config = dict(envs="DiagnosticWorkup-v0", agents="baseline", out=tmp_path, episodes=3, progress=False)
+    config = dict(envs="DiagnosticWorkup-v1", agents="baseline", out=tmp_path, episodes=3, progress=False)
     run_bench(BenchConfig(**config))
     before = (tmp_path / RESULTS_FILE).read_text()
     run_bench(BenchConfig(**config))
@@ -183,7 +183,7 @@ def test_a_finished_run_is_not_played_again_and_settings_cannot_change(tmp_path)
 
 
 def test_an_llm_judge_scores_inquiry_episodes_and_its_failures_are_counted_apart(tmp_path):
-    settings = dict(envs="ClinicalInquiry-v0", agents="oracle", episodes=2, progress=False, judge="judge-model")
+    settings = dict(envs="ClinicalInquiry-v1", agents="oracle", episodes=2, progress=False, judge="judge-model")
     judge = lambda path, body: "<think>Same meaning.</think><answer>4</answer>"  # noqa: E731
     with serve(default=judge) as url:
         run_bench(BenchConfig(**settings, out=tmp_path / "judged", judge_base_url=url))
@@ -203,9 +203,9 @@ def test_a_task_file_is_read_in_the_form_each_tool_environment_takes(tmp_path):
 
     pathways = tmp_path / "pathway_tasks.json"
     shutil.copy(resources.files("clinical_gym.domains.pathways") / "data" / "tasks.json", pathways)
-    plan = plan_env("ClinicalPathway-v0", cases=None, tasks=str(pathways), split=None, episodes=3, seed=0,
+    plan = plan_env("ClinicalPathway-v1", cases=None, tasks=str(pathways), split=None, episodes=3, seed=0,
                     env_kwargs={})
     assert plan.episodes == 3 and len(plan.case_ids) == 42 and plan.make().unwrapped.tasks[0].phases
     triage = tmp_path / "triage_tasks.json"
     shutil.copy(resources.files("clinical_gym.domains.triage") / "data" / "tasks.json", triage)
-    assert plan_env("Triage-v0", cases=None, tasks=str(triage), split=None, episodes=2, seed=0, env_kwargs={}).case_ids
+    assert plan_env("Triage-v1", cases=None, tasks=str(triage), split=None, episodes=2, seed=0, env_kwargs={}).case_ids

@@ -79,7 +79,7 @@ def test_pass_hat_k_and_pass_at_k_by_hand():
 
 
 def record(agent: str, episode: int, case: str, correct: bool, *, seed: int | None = None, status: str = "ok",
-           turns: int = 2, env: str = "DiagnosticWorkup-v0") -> EpisodeRecord:
+           turns: int = 2, env: str = "DiagnosticWorkup-v1") -> EpisodeRecord:
     outcome = {"accuracy": float(correct), "exam_precision": 0.5, "exam_recall": 0.5, "exam_f1": 0.5}
     return EpisodeRecord(env=env, family="workup", agent=agent, episode=episode, seed=episode if seed is None else seed,
                          case_id=case, status=status, outcome=None if status == "error" else outcome,
@@ -120,7 +120,7 @@ def test_paired_comparison_uses_shared_episodes_only_and_clusters_by_task(tmp_pa
     assert (accuracy.mean_a, accuracy.mean_b, accuracy.diff) == pytest.approx((0.6, 1.0, 0.4))
     assert (accuracy.ci_low, accuracy.ci_high) == bootstrap_ci([0, 1, 0, 1, 0], seed=0, clusters=list("ABABA"))
     text = format_comparison(Side(first), Side(second), [comparison])
-    assert "DiagnosticWorkup-v0 · baseline vs trained: 5 paired episodes over 2 tasks (A played 6, B 8)" in text
+    assert "DiagnosticWorkup-v1 · baseline vs trained: 5 paired episodes over 2 tasks (A played 6, B 8)" in text
     assert "turns" in text and "accuracy" in text
 
 
@@ -146,6 +146,6 @@ def test_compare_any_two_agents_of_one_or_two_runs(tmp_path):
 def test_verdicts_follow_each_metrics_better_direction():
     a = [record("a", k, f"c{k}", False, turns=2) for k in range(6)]
     b = [record("b", k, f"c{k}", True, turns=5) for k in range(6)]
-    metrics = {m.metric: m for m in compare_agents("DiagnosticWorkup-v0", a, b).metrics}
+    metrics = {m.metric: m for m in compare_agents("DiagnosticWorkup-v1", a, b).metrics}
     assert metrics["accuracy"].verdict == "B better" and metrics["turns"].verdict == ""  # no better direction
-    assert compare_agents("DiagnosticWorkup-v0", b, a).metrics[0].verdict == "A better"
+    assert compare_agents("DiagnosticWorkup-v1", b, a).metrics[0].verdict == "A better"

@@ -1,5 +1,5 @@
 """Public case formats: each fixture loads to the expected fields, bad rows are reported by line, exports round-trip,
-and every format's file plays in ClinicalInquiry-v0."""
+and every format's file plays in ClinicalInquiry-v1."""
 
 from __future__ import annotations
 
@@ -236,7 +236,7 @@ def test_clinical_inquiry_plays_each_format(source, tmp_path):
     symptom_fact = next(f for f in case.history if f.present and f.symptoms and f.category == "hpi")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the fixtures' broken rows are reported as a warning
-        env = gym.make("ClinicalInquiry-v0", cases=str(path))
+        env = gym.make("ClinicalInquiry-v1", cases=str(path))
     obs, info = env.reset(seed=0, options={"case_id": case.id})
     assert obs.startswith(f"Patient's description: {case.self_report}")
     question = f"<think>t</think><answer>Question: Have you had any {SYMPTOM_NAMES[symptom_fact.symptoms[0]]}?</answer>"

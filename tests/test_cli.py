@@ -23,7 +23,7 @@ def test_envs_lists_every_id():
 
 
 def test_play_a_consultation_through_stdin():
-    out = run("play", "ClinicalInquiry-v0", "--case", "dig-appendicitis-01", "--seed", "0",
+    out = run("play", "ClinicalInquiry-v1", "--case", "dig-appendicitis-01", "--seed", "0",
               stdin="When did the pain start?\nDo you have a fever?\nDiagnosis: acute appendicitis; Recommendation: surgery\n")
     assert out.returncode == 0, out.stderr
     assert "Turn 1/10." in out.stdout and "Turn 2/10." in out.stdout
@@ -31,7 +31,7 @@ def test_play_a_consultation_through_stdin():
 
 
 def test_play_handles_end_of_input():
-    out = run("play", "ClinicalInquiry-v0", "--seed", "1", stdin="Any fever?\n")
+    out = run("play", "ClinicalInquiry-v1", "--seed", "1", stdin="Any fever?\n")
     assert out.returncode == 0 and "abandoned" in out.stdout
 
 
@@ -39,10 +39,10 @@ def test_play_handles_end_of_input():
     ((), "choose a command"),
     (("frobnicate",), "invalid choice"),
     (("play", "NoSuchEnv-v0"), "unknown environment"),
-    (("play", "ClinicalInquiry-v0", "--case", "missing-case"), "unknown case_id"),
-    (("play", "ClinicalInquiry-v0", "--cases", "/no/such/file.json"), "no case set or file"),
-    (("play", "ClinicalInquiry-v0", "--budget", "0"), "--budget must be at least 1"),
-    (("play", "ClinicalInquiry-v0", "--seed", "abc"), "invalid int value"),
+    (("play", "ClinicalInquiry-v1", "--case", "missing-case"), "unknown case_id"),
+    (("play", "ClinicalInquiry-v1", "--cases", "/no/such/file.json"), "no case set or file"),
+    (("play", "ClinicalInquiry-v1", "--budget", "0"), "--budget must be at least 1"),
+    (("play", "ClinicalInquiry-v1", "--seed", "abc"), "invalid int value"),
 ])
 def test_errors_are_one_line_and_non_zero(args, message):
     out = run(*args)

@@ -38,7 +38,7 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
 
 def test_a_missing_optional_package_names_its_extra(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails, as on a core-only install
-    assert cli.main(["bench", "--env", "Triage-v0", "--agent", "random", "--out", str(tmp_path)]) == 2
+    assert cli.main(["bench", "--env", "Triage-v1", "--agent", "random", "--out", str(tmp_path)]) == 2
     error = capsys.readouterr().err
     assert error == ("clinical-gym: error: clinical-gym bench needs matplotlib, which is not installed: "
                      "pip install 'clinical-gym[bench]'\n")
@@ -50,6 +50,6 @@ def test_a_missing_optional_package_names_its_extra(tmp_path, capsys, monkeypatc
 
 
 def test_an_unknown_case_id_points_to_the_ids(capsys):
-    assert cli.main(["play", "ClinicalInquiry-v0", "--case", "no-such-case"]) == 2
+    assert cli.main(["play", "ClinicalInquiry-v1", "--case", "no-such-case"]) == 2
     error = capsys.readouterr().err
     assert "unknown case_id 'no-such-case'; this environment has" in error and "clinical-gym cases list" in error

@@ -1,4 +1,4 @@
-"""DiagBench evaluation in DiagnosticWorkup-v0 and the bench: rubrics kept from DiagGym-format rows, the weighted
+"""DiagBench evaluation in DiagnosticWorkup-v1 and the bench: rubrics kept from DiagGym-format rows, the weighted
 rubric score (rule stand-in and LLM judge), the single-turn protocol and its hit ratio, unrecognised orders in
 precision. The rows below are written here in DiagBench's format."""
 
@@ -75,7 +75,7 @@ def test_rows_keep_their_rubrics_and_reference_workup(cases):
 
 
 def test_rule_stand_in_scores_the_criteria_it_can_settle(cases):
-    env = gym.make("DiagnosticWorkup-v0", cases=cases)
+    env = gym.make("DiagnosticWorkup-v1", cases=cases)
     *_, info = play(env, "rb-1", [order("Urine hCG"), order("CT abdomen and pelvis with contrast"),
                                   diagnose("Acute appendicitis")])
     out = info["outcome"]
@@ -93,10 +93,10 @@ def test_rule_stand_in_scores_the_criteria_it_can_settle(cases):
 
 
 def test_rubrics_can_be_switched_off_and_cases_without_rubrics_report_none(cases):
-    env = gym.make("DiagnosticWorkup-v0", cases=cases, rubrics=False)
+    env = gym.make("DiagnosticWorkup-v1", cases=cases, rubrics=False)
     *_, info = play(env, "rb-2", [diagnose("STEMI")])
     assert "rubric_score" not in info["outcome"]
-    env = gym.make("DiagnosticWorkup-v0")
+    env = gym.make("DiagnosticWorkup-v1")
     env.reset(seed=0)
     *_, info = env.step(diagnose("flu"))
     assert "rubric_score" not in info["outcome"]
@@ -113,7 +113,7 @@ def test_llm_judge_judges_every_criterion_with_the_conversation(cases):
 
     with serve(default=reply) as url:
         judge = OpenAICompatClient(base_url=url, model="judge", timeout=2, max_retries=0)
-        env = gym.make("DiagnosticWorkup-v0", cases=cases, judge=judge)
+        env = gym.make("DiagnosticWorkup-v1", cases=cases, judge=judge)
         *_, info = play(env, "rb-2", [order("Troponin T"), diagnose("Inferior STEMI")])
         rubric_prompts = [r.body["messages"][-1]["content"] for r in url.requests
                           if "Criterion:" in r.body["messages"][-1]["content"]]
@@ -127,7 +127,7 @@ def test_llm_judge_judges_every_criterion_with_the_conversation(cases):
 def test_a_failing_rubric_judge_truncates_the_episode(cases):
     with serve(default=lambda path, body: "maybe") as url:
         judge = OpenAICompatClient(base_url=url, model="judge", timeout=2, max_retries=0)
-        env = gym.make("DiagnosticWorkup-v0", cases=cases, judge=judge)
+        env = gym.make("DiagnosticWorkup-v1", cases=cases, judge=judge)
         env.reset(seed=0, options={"case_id": "rb-2"})
         _, reward, terminated, truncated, info = env.step(diagnose("Inferior STEMI"))
     assert truncated and not terminated and reward == 0.0 and "outcome" not in info and info["error"]
@@ -146,7 +146,7 @@ def test_weighted_rubric_score_follows_diagbench_and_healthbench():
 
 
 def test_unrecognised_orders_count_against_precision():
-    env = gym.make("DiagnosticWorkup-v0")
+    env = gym.make("DiagnosticWorkup-v1")
     *_, info = play(env, "dig-appendicitis-01", [order("Complete Blood Count"), order("Lipase"),
                                                  order("quantum flux scan"), diagnose("Acute appendicitis")])
     out = info["outcome"]
@@ -158,7 +158,7 @@ def test_unrecognised_orders_count_against_precision():
 
 
 def test_single_turn_items_score_one_reply_against_the_exams_still_to_come(cases):
-    env = gym.make("DiagnosticWorkup-v0", cases=cases, protocol="single_turn")
+    env = gym.make("DiagnosticWorkup-v1", cases=cases, protocol="single_turn")
     assert env.unwrapped.episode_ids == ["rb-1@0", "rb-1@1", "rb-1@2", "rb-2@0", "rb-2@1", "rb-1@dx", "rb-2@dx"]
     obs, info = env.reset(seed=0, options={"case_id": "rb-1@2"})
     assert "Urine hCG:\nNegative" in obs and "White Blood Cells" in obs and "appendix" not in obs.lower()
@@ -181,7 +181,7 @@ def test_single_turn_items_score_one_reply_against_the_exams_still_to_come(cases
     with pytest.raises(ValueError, match="single-turn steps"):
         env.reset(options={"case_id": "rb-2@7"})
     with pytest.raises(ValueError, match="protocol"):
-        gym.make("DiagnosticWorkup-v0", protocol="multi")
+        gym.make("DiagnosticWorkup-v1", protocol="multi")
 
 
 def test_bench_reports_rubric_score_and_single_turn_hit_ratio(cases, tmp_path):
@@ -189,7 +189,7 @@ def test_bench_reports_rubric_score_and_single_turn_hit_ratio(cases, tmp_path):
     path.write_text(json.dumps(ROWS), encoding="utf-8")
     for protocol in ("end_to_end", "single_turn"):
         out = tmp_path / protocol
-        run_bench(BenchConfig(envs="DiagnosticWorkup-v0", agents="oracle", out=out, cases=str(path), split=None,
+        run_bench(BenchConfig(envs="DiagnosticWorkup-v1", agents="oracle", out=out, cases=str(path), split=None,
                               env_kwargs={"protocol": protocol}, progress=False))
         records = read_records(out)
         metrics = [episode_metrics(r) for r in records]

@@ -1,4 +1,4 @@
-"""ClinicalDiagnosis-v0: the domain's own tools (test ordering and pending results, drug safety, the differential).
+"""ClinicalDiagnosis-v1: the domain's own tools (test ordering and pending results, drug safety, the differential).
 The acceptance checks every tool domain shares (tasks, leaks, tool kinds, the scripted expert, the random and unsafe
 policies, registration, fuzzing) are in tests/test_tool_domain_acceptance.py."""
 

@@ -1,4 +1,4 @@
-"""DrugInteraction-v0: the task kinds, canonical expected actions, the patients' references into the drug reference
+"""DrugInteraction-v1: the task kinds, canonical expected actions, the patients' references into the drug reference
 (tests/test_drug_reference.py checks the reference itself), the tools (interactions, CYP450, renal dosing, allergy cross-reactivity, alternatives,
 medication writes), dose changes as prescribing, matching calls to expected actions, and WRITE isolation. The
 acceptance checks every tool domain shares (tasks, tickets, tool kinds, the scripted expert, the random policy, the

@@ -1,4 +1,4 @@
-"""EHRManagement-v0: the task mix, retrieval answers that agree with the record, the database's consistency checks,
+"""EHRManagement-v1: the task mix, retrieval answers that agree with the record, the database's consistency checks,
 the tools (identification checks, windows, SOFA, fluid balance, writes), the domain's unsafe policies (potassium in
 hyperkalaemia and insulin in hypoglycaemia capped at 0.1; wrong-patient writes, ignored emergencies and
 unacknowledged critical results named) and WRITE isolation. The acceptance checks every tool domain shares (tasks,

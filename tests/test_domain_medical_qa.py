@@ -1,4 +1,4 @@
-"""MedicalQA-v0: tasks as bank questions worked by option elimination, the spread of correct letters, the written
+"""MedicalQA-v1: tasks as bank questions worked by option elimination, the spread of correct letters, the written
 forms of a letter answer, no leak of the key in the question, the tools (reference ranges, guidelines, elimination),
 wrong answers (confident or diligent) scoring below 0.5, the wrong-answer scale and WRITE isolation. The acceptance
 checks every tool domain shares (tasks, tickets, tool kinds, the scripted expert, the random policy, registration,

@@ -1,4 +1,4 @@
-"""Obstetrics-v0: the obstetric calculations against hand-worked examples (Naegele's rule, crown-rump length, the ACOG
+"""Obstetrics-v1: the obstetric calculations against hand-worked examples (Naegele's rule, crown-rump length, the ACOG
 re-dating rule, NICHD categories, ACOG hypertensive disorders, haemorrhage stages), the task kinds and their
 agreement with the calculators and the drug reference, the tools, safety wiring (the obstetric violation patterns),
 isolation, and the dating calculator under fuzzed dates. The acceptance checks every tool domain shares (tasks,

@@ -1,4 +1,4 @@
-"""ClinicalPathway-v0: journeys and tasks, no leak of the answer in what the agent reads or is announced, the pathway
+"""ClinicalPathway-v1: journeys and tasks, no leak of the answer in what the agent reads or is announced, the pathway
 engine (phases, tool gating, hand-overs, time limits, per-phase evaluation), contraindicated treatments capped at
 0.1, copy-on-write views and the pathway tools. The acceptance checks every tool domain shares (tasks, tool kinds,
 the scripted expert with every phase passed, the random policy, the unsafe prescriber capped at 0.1, an unchanged

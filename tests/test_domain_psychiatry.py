@@ -1,4 +1,4 @@
-"""Psychiatry-v0: the task mix, escalation by action, tool names new to every other domain, the tools (questionnaires
+"""Psychiatry-v1: the task mix, escalation by action, tool names new to every other domain, the tools (questionnaires
 from recorded responses, Columbia-style screening, prescribing safety, the THINK calculators), escalation wiring,
 the domain's dangerous prescriptions and WRITE isolation. The acceptance checks every tool domain shares (tasks,
 leaks, tool kinds, the scripted expert, the random policy, skipping suicide screening capped at 0.1 with the
@@ -17,7 +17,7 @@ from clinical_gym.domains.psychiatry.policies import has_suicide_red_flag
 from clinical_gym.domains.psychiatry.tools import PsychiatryTools
 from clinical_gym.tools.instruments.psychiatry import audit_c, gad_7, phq_9
 
-ENV_ID = "Psychiatry-v0"
+ENV_ID = "Psychiatry-v1"
 TASKS = get_tasks()
 BY_ID = {t.id: t for t in TASKS}
 

@@ -1,4 +1,4 @@
-"""RadiologyReport-v0: the task categories and studies, no leak of the answer in what the agent reads of the study
+"""RadiologyReport-v1: the task categories and studies, no leak of the answer in what the agent reads of the study
 and patient, the report section parser and the record rule kinds, tools and calculators, and the domain's unsafe
 policies (late communication and the wrong study named). The acceptance checks every tool domain shares (tasks, tool
 kinds, the scripted expert with every assertion passed, the random policy, a silent critical finding capped at 0.1,

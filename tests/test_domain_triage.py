@@ -1,4 +1,4 @@
-"""Triage-v0: the tasks' agreement with the ESI algorithm, no stated level in what the agent reads, the triage tools
+"""Triage-v1: the tasks' agreement with the ESI algorithm, no stated level in what the agent reads, the triage tools
 (bedside tests, resources, danger-zone vitals, ESI assignment), drug safety through interventions, escalation
 wiring and WRITE isolation. The acceptance checks every tool domain shares (tasks, tool kinds, the scripted expert,
 the random policy, under-triage capped at 0.1 as a missed emergency, registration, check_env, fuzzing) are in

@@ -1,4 +1,4 @@
-"""Experience injection: the exact Doctor-R1 format, the token budget, and injection into real ClinicalInquiry-v0
+"""Experience injection: the exact Doctor-R1 format, the token budget, and injection into real ClinicalInquiry-v1
 episodes through the wrapper (once per episode, every turn, system prompt) and the collector hook, with recording."""
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def bm25(store: ExperienceStore) -> Retriever:
 
 
 def make_env(**kwargs):
-    return gym.make("ClinicalInquiry-v0", reward="doctor_r1", **kwargs)
+    return gym.make("ClinicalInquiry-v1", reward="doctor_r1", **kwargs)
 
 
 def play(env, replies=(*QUESTIONS, DIAGNOSIS)):

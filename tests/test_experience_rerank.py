@@ -74,7 +74,7 @@ def test_doctor_r1_retrieval_every_turn_with_the_reranker(cross_encoder, tmp_pat
     path = tmp_path / "exp.sqlite"
     store_with(path, [s.replace("Patient:", "Patient's description:") for s in STATES])
     config = {"mode": "turn", "retrieval": {"reranker": str(cross_encoder), "novelty": 1.01}}
-    env = gym.make("ClinicalInquiry-v0", reward="doctor_r1", experience=str(path), experience_config=config)
+    env = gym.make("ClinicalInquiry-v1", reward="doctor_r1", experience=str(path), experience_config=config)
     obs, info = env.reset(seed=0)
     shown = [info["experience_ids"]]
     for question in ("Where is the pain?", "Does it spread anywhere?"):

@@ -61,7 +61,7 @@ def test_patient_faults_end_episodes_with_an_error(fault):
     with serve([fault] * 40) as url:
         client = faulty_client(url, "patient")
         began = time.monotonic()
-        records = play("ClinicalInquiry-v0", lambda m: QUESTION, patient=client)
+        records = play("ClinicalInquiry-v1", lambda m: QUESTION, patient=client)
         assert time.monotonic() - began < 2 * (DEADLINE + 1)
     assert_counted_as_errors(records, "error")
     assert client.stats["errors"] == len(records) and client.stats["retries"] >= len(records)
@@ -72,7 +72,7 @@ def test_patient_faults_end_episodes_with_an_error(fault):
 def test_world_model_faults_end_episodes_with_an_error(fault):
     with serve([fault] * 40) as url:
         client = faulty_client(url, "world-model")
-        records = play("DiagnosticWorkup-v0", lambda m: ORDER, world_model=client)
+        records = play("DiagnosticWorkup-v1", lambda m: ORDER, world_model=client)
     assert_counted_as_errors(records, "error")
     assert client.stats["errors"] == len(records) and client.stats["retries"] >= len(records)
 
@@ -81,7 +81,7 @@ def test_world_model_faults_end_episodes_with_an_error(fault):
 def test_judge_faults_end_episodes_with_an_error(fault):
     with serve([fault] * 40) as url:
         client = faulty_client(url, "judge")
-        records = play("ClinicalInquiry-v0", lambda m: QUESTION, reward="doctor_r1", judge=client)
+        records = play("ClinicalInquiry-v1", lambda m: QUESTION, reward="doctor_r1", judge=client)
     assert_counted_as_errors(records, "error")
     assert client.stats["errors"] == len(records)
     env = ClinicalInquiryEnv(reward="doctor_r1", judge=client)
@@ -97,12 +97,12 @@ def test_judge_faults_end_episodes_with_an_error(fault):
 @pytest.mark.parametrize("fault", [FAULTS["500"], FAULTS["malformed JSON"]], ids=["500", "malformed JSON"])
 def test_workup_judge_and_tool_assertion_judge_faults_truncate(fault):
     with serve([fault] * 40) as url:
-        records = play("DiagnosticWorkup-v0", lambda m: "<answer>Diagnosis: Pneumonia</answer>",
+        records = play("DiagnosticWorkup-v1", lambda m: "<answer>Diagnosis: Pneumonia</answer>",
                        judge=faulty_client(url, "judge"))
         assert_counted_as_errors(records, "error")
         assert all(r.turns[-1].info["error"] and r.outcome is None for r in records)
         submit = '{"name": "submit_answer", "arguments": {"answer": "Community-acquired pneumonia"}}'
-        records = play("ClinicalDiagnosis-v0", lambda m: submit, judge=faulty_client(url, "judge"))
+        records = play("ClinicalDiagnosis-v1", lambda m: submit, judge=faulty_client(url, "judge"))
     assert_counted_as_errors(records, "error")
     assert all("assertion judge failed" in r.reason for r in records)
 
@@ -111,7 +111,7 @@ def test_workup_judge_and_tool_assertion_judge_faults_truncate(fault):
 def test_policy_endpoint_faults_fail_the_agent_not_the_run(fault):
     with serve([fault] * 40) as url:
         policy = OpenAICompatPolicy(faulty_client(url, "doctor"), chat_logprobs=False)
-        records = play("ClinicalInquiry-v0", None, agent=Agent("endpoint", policy))
+        records = play("ClinicalInquiry-v1", None, agent=Agent("endpoint", policy))
     assert_counted_as_errors(records, "failed")
     assert all(r.reason.startswith("exception: LLMError") for r in records)
 

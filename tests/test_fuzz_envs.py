@@ -40,7 +40,7 @@ BATCH = 10  # actions per hypothesis example
 
 
 def make_fuzz_test(env_id: str):
-    env = gym.make(env_id, turn_budget=6) if env_id == "ClinicalInquiry-v0" else gym.make(env_id)
+    env = gym.make(env_id, turn_budget=6) if env_id == "ClinicalInquiry-v1" else gym.make(env_id)
 
     @settings(max_examples=EXAMPLES // BATCH, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
     @given(seed=st.integers(0, 2**16), batch=st.lists(actions, min_size=BATCH, max_size=BATCH))

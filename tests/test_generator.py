@@ -119,7 +119,7 @@ def test_patient_facts_are_answered_and_absent_symptoms_denied(cases500):
 
 
 def test_standard_questions_never_reveal_the_diagnosis(cases500):
-    env = gym.make("ClinicalInquiry-v0", cases=cases500, turn_budget=len(STANDARD_QUESTIONS) + 1)
+    env = gym.make("ClinicalInquiry-v1", cases=cases500, turn_budget=len(STANDARD_QUESTIONS) + 1)
     leaks = []
     for case in cases500:
         obs, info = env.reset(seed=0, options={"case_id": case.id})

@@ -24,7 +24,7 @@ from clinical_gym.domains.drug_interaction.generator import (
     creatinine_for,
 )
 
-ENV = "DrugInteraction-v0"
+ENV = "DrugInteraction-v1"
 
 
 @cache

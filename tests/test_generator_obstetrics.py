@@ -20,7 +20,7 @@ from clinical_gym.domains.obstetrics import calculations
 from clinical_gym.domains.obstetrics.generator import CTG_OPTIONS, PPH_OPTIONS, VERDICT_TEXT, crl_for
 from clinical_gym.domains.obstetrics.policies import UnsafeObstetricPrescriberPolicy
 
-ENV = "Obstetrics-v0"
+ENV = "Obstetrics-v1"
 
 
 @cache

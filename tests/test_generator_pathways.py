@@ -25,7 +25,7 @@ from clinical_gym.domains.pathways.journeys import ACUTE_VARIANTS
 from clinical_gym.domains.pathways.phases import HANDOFF
 from clinical_gym.domains.triage.esi import esi_decision
 
-ENV = "ClinicalPathway-v0"
+ENV = "ClinicalPathway-v1"
 
 
 @cache

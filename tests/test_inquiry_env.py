@@ -1,4 +1,4 @@
-"""ClinicalInquiry-v0: the env contract (DESIGN.md), the reward presets, budgets, tests, and LLM backends."""
+"""ClinicalInquiry-v1: the env contract (DESIGN.md), the reward presets, budgets, tests, and LLM backends."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def dx(diagnosis: str, recommendation: str = "") -> str:
 
 @pytest.fixture
 def env():
-    e = gym.make("ClinicalInquiry-v0")
+    e = gym.make("ClinicalInquiry-v1")
     yield e
     e.close()
 
@@ -61,7 +61,7 @@ def test_full_episode_with_no_arguments(env):
 
 def test_same_seed_same_episode():
     def run(seed):
-        env = gym.make("ClinicalInquiry-v0", turn_budget="dynamic")
+        env = gym.make("ClinicalInquiry-v1", turn_budget="dynamic")
         obs, info = env.reset(seed=seed)
         out = [obs, info["turn_budget"]]
         for text in ["Where is the pain?", "Any fever?", "Do you smoke?"]:
@@ -117,7 +117,7 @@ def test_doctoragent_rl_step_rewards(env):
 
 
 def test_over_budget_terminates_with_penalty():
-    env = gym.make("ClinicalInquiry-v0", turn_budget=2)
+    env = gym.make("ClinicalInquiry-v1", turn_budget=2)
     env.reset(seed=0, options={"case_id": APPENDIX})
     assert not env.step(q("Do you smoke?"))[2]
     obs, reward, terminated, _, info = env.step(q("Any fever?"))
@@ -126,7 +126,7 @@ def test_over_budget_terminates_with_penalty():
 
 
 def test_force_final_diagnosis_gives_one_more_turn():
-    env = gym.make("ClinicalInquiry-v0", turn_budget=1, force_final_diagnosis=True)
+    env = gym.make("ClinicalInquiry-v1", turn_budget=1, force_final_diagnosis=True)
     env.reset(seed=0, options={"case_id": APPENDIX})
     obs, _, terminated, _, _ = env.step(q("Do you smoke?"))
     assert not terminated and "final diagnosis" in obs
@@ -135,7 +135,7 @@ def test_force_final_diagnosis_gives_one_more_turn():
 
 
 def test_dynamic_budget_range():
-    env = gym.make("ClinicalInquiry-v0", turn_budget="dynamic")
+    env = gym.make("ClinicalInquiry-v1", turn_budget="dynamic")
     budgets = {env.reset(seed=s)[1]["turn_budget"] for s in range(200)}
     assert budgets == set(range(2, 11))
 
@@ -150,7 +150,7 @@ def test_partial_and_wrong_outcomes(env):
 
 
 def test_test_ordering_returns_case_results():
-    env = gym.make("ClinicalInquiry-v0", allow_tests=True)
+    env = gym.make("ClinicalInquiry-v1", allow_tests=True)
     obs, info = env.reset(seed=0, options={"case_id": APPENDIX})
     assert "Test:" in info["system_prompt"]
     obs, r, *_ = env.step("<answer>Test: Complete Blood Count</answer>")
@@ -162,7 +162,7 @@ def test_test_ordering_returns_case_results():
 
 
 def test_doctor_r1_preset_with_rule_judge():
-    env = gym.make("ClinicalInquiry-v0", reward="doctor_r1")
+    env = gym.make("ClinicalInquiry-v1", reward="doctor_r1")
     env.reset(seed=0, options={"case_id": APPENDIX})
     _, r, _, _, info = env.step(q("Have you had a fever?"))
     assert info["reward_components"] == {"process": pytest.approx(1.0)}  # new fact + red-flag screening
@@ -177,13 +177,13 @@ def test_doctor_r1_preset_with_rule_judge():
 
 
 def test_reward_config_overrides_and_rejects_unknown_keys():
-    env = gym.make("ClinicalInquiry-v0", reward_config={"refused": -1.0})
+    env = gym.make("ClinicalInquiry-v1", reward_config={"refused": -1.0})
     env.reset(seed=0, options={"case_id": APPENDIX})
     assert env.step(q("What is the capital of France?"))[1] == -1.0
     with pytest.raises(ValueError, match="unknown reward_config keys"):
-        gym.make("ClinicalInquiry-v0", reward_config={"bogus": 1})
+        gym.make("ClinicalInquiry-v1", reward_config={"bogus": 1})
     with pytest.raises(ValueError, match="unknown reward preset"):
-        gym.make("ClinicalInquiry-v0", reward="nope")
+        gym.make("ClinicalInquiry-v1", reward="nope")
 
 
 def test_llm_patient_over_http_and_leak_replacement():
@@ -219,7 +219,7 @@ def test_doctor_r1_with_llm_judge():
              '"medical_accuracy": 4, "empathy_clarity": 2, "epistemic_humility": 4}'
     with serve(default=lambda path, body: scores) as url:
         judge = OpenAICompatClient(base_url=url, model="judge", timeout=2, max_retries=0)
-        env = gym.make("ClinicalInquiry-v0", reward="doctor_r1", judge=judge)
+        env = gym.make("ClinicalInquiry-v1", reward="doctor_r1", judge=judge)
         env.reset(seed=0, options={"case_id": APPENDIX})
         _, r, _, _, info = env.step(q("Have you had a fever?"))
         assert r == pytest.approx(0.719, abs=1e-3)
@@ -235,7 +235,7 @@ def test_bad_constructor_arguments():
 
 
 def test_render_ansi():
-    env = gym.make("ClinicalInquiry-v0", render_mode="ansi")
+    env = gym.make("ClinicalInquiry-v1", render_mode="ansi")
     env.reset(seed=0)
     env.step(q("Any fever?"))
     text = env.render()

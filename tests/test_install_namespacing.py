@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHADOWED = ("tools", "domains", "trainers", "benchmarks", "knowledge_base")
 SCRIPT = """
 import json, re, sys, gymnasium as gym, clinical_gym, tools, domains, trainers, benchmarks, knowledge_base
-env = gym.make("ClinicalDiagnosis-v0")
+env = gym.make("ClinicalDiagnosis-v1")
 obs, info = env.reset(seed=0)
 patient = re.search(r"P\\d{3}", obs).group()
 obs, reward, terminated, truncated, info = env.step(json.dumps({"name": "get_patient_info",
@@ -51,7 +51,7 @@ def _check_run(python: Path, project: Path, cli: list[str]) -> None:
     assert result["user"] == [f"user {name}" for name in SHADOWED]
     assert result["tool_module"].startswith("clinical_gym.domains.clinical_diagnosis")
     assert "not found" not in result["obs"] and "Error" not in result["obs"]
-    bench = subprocess.run([*cli, "bench", "--env", "Triage-v0", "--agent", "oracle", "--episodes", "2",
+    bench = subprocess.run([*cli, "bench", "--env", "Triage-v1", "--agent", "oracle", "--episodes", "2",
                             "--out", str(project / "run"), "--no-progress"],
                            cwd=project, env=env, capture_output=True, text=True, timeout=300)
     assert bench.returncode == 0, bench.stderr[-2000:]

@@ -37,7 +37,7 @@ def judge_replies(grade: str):
 def test_doctor_r1_outcome_is_graded_by_the_judge_when_one_is_configured(grade, result, reward):
     with serve(default=judge_replies(grade)) as url:
         judge = OpenAICompatClient(base_url=url, model="judge", timeout=2, max_retries=0)
-        env = gym.make("ClinicalInquiry-v0", reward="doctor_r1", judge=judge)
+        env = gym.make("ClinicalInquiry-v1", reward="doctor_r1", judge=judge)
         env.reset(seed=0, options={"case_id": APPENDIX})
         _, r, terminated, _, info = env.step(dx("Acute appendicitis"))  # the rule match says correct
         graded = [m for req in url.requests for m in req.body["messages"] if "final answer of a doctor" in m["content"]]
@@ -50,7 +50,7 @@ def test_doctor_r1_outcome_is_graded_by_the_judge_when_one_is_configured(grade, 
 
 
 def test_doctor_r1_outcome_without_a_judge_is_the_rule_match():
-    env = gym.make("ClinicalInquiry-v0", reward="doctor_r1")
+    env = gym.make("ClinicalInquiry-v1", reward="doctor_r1")
     env.reset(seed=0, options={"case_id": APPENDIX})
     _, r, _, _, info = env.step(dx("Acute appendicitis"))
     assert info["outcome"]["result"] == "correct" and "rule_result" not in info["outcome"] and r == 1.0
@@ -70,7 +70,7 @@ def test_doctoragent_rl_patient_prompt_is_one_fresh_prompt_per_question():
                "<answer>Sorry, you've already asked this question.</answer>"]
     with serve([("ok", r) for r in replies]) as url:
         client = OpenAICompatClient(base_url=url, model="patient", timeout=2, max_retries=0)
-        env = gym.make("ClinicalInquiry-v0", patient=client, patient_prompt="doctoragent_rl")
+        env = gym.make("ClinicalInquiry-v1", patient=client, patient_prompt="doctoragent_rl")
         env.reset(seed=0, options={"case_id": APPENDIX})
         obs, r1, *_, info1 = env.step(q("When did the pain start?"))
         _, r2, *_, info2 = env.step(q("What is your favourite film?"))
@@ -89,18 +89,18 @@ def test_doctoragent_rl_patient_prompt_is_one_fresh_prompt_per_question():
 
 def test_patient_prompt_is_checked():
     with pytest.raises(ValueError, match="patient_prompt"):
-        gym.make("ClinicalInquiry-v0", patient_prompt="soap-opera")
+        gym.make("ClinicalInquiry-v1", patient_prompt="soap-opera")
 
 
 def test_forced_final_diagnosis_gives_one_more_turn_instead_of_minus_five():
-    env = gym.make("ClinicalInquiry-v0", turn_budget=2, force_final_diagnosis=True)
+    env = gym.make("ClinicalInquiry-v1", turn_budget=2, force_final_diagnosis=True)
     env.reset(seed=0, options={"case_id": APPENDIX})
     env.step(q("When did it start?"))
     obs, r, terminated, _, info = env.step(q("Any fever?"))
     assert not terminated and "Give your final diagnosis" in obs and "over_budget" not in info["reward_components"]
     _, r, terminated, _, info = env.step(dx("Acute appendicitis", "Appendectomy"))
     assert terminated and info["outcome"]["result"] == "correct" and info["outcome"]["success"] is True
-    plain = gym.make("ClinicalInquiry-v0", turn_budget=2)
+    plain = gym.make("ClinicalInquiry-v1", turn_budget=2)
     plain.reset(seed=0, options={"case_id": APPENDIX})
     plain.step(q("When did it start?"))
     _, r, terminated, _, info = plain.step(q("Any fever?"))
@@ -108,21 +108,21 @@ def test_forced_final_diagnosis_gives_one_more_turn_instead_of_minus_five():
 
 
 def test_success_means_a_correct_diagnosis_whatever_the_recommendation():
-    env = gym.make("ClinicalInquiry-v0")
+    env = gym.make("ClinicalInquiry-v1")
     env.reset(seed=0, options={"case_id": APPENDIX})
     _, r, *_, info = env.step(dx("Acute appendicitis", "Rest at home and drink fluids"))
     assert info["outcome"]["result"] == "correct" and info["outcome"]["success"] is True and r < 10
 
 
 def test_doctor_r1_prompt_asks_for_one_recommendation_holding_the_diagnosis():
-    env = gym.make("ClinicalInquiry-v0", reward="doctor_r1", doctor_prompt="doctor_r1")
+    env = gym.make("ClinicalInquiry-v1", reward="doctor_r1", doctor_prompt="doctor_r1")
     _, info = env.reset(seed=0, options={"case_id": APPENDIX})
     assert "<answer>Recommendation: (your diagnosis and recommendation)</answer>" in info["system_prompt"]
     assert "Diagnosis:" not in info["system_prompt"]
     _, r, terminated, _, info = env.step("<think>classic</think><answer>Recommendation: This is most likely acute "
                                          "appendicitis; urgent surgical review.</answer>")
     assert terminated and info["outcome"]["result"] == "correct" and r == 1.0
-    default = gym.make("ClinicalInquiry-v0", reward="doctor_r1")
+    default = gym.make("ClinicalInquiry-v1", reward="doctor_r1")
     assert "Diagnosis: (the most likely disease)" in default.reset(seed=0)[1]["system_prompt"]
     with pytest.raises(ValueError, match="doctor_prompt"):
-        gym.make("ClinicalInquiry-v0", doctor_prompt="house")
+        gym.make("ClinicalInquiry-v1", doctor_prompt="house")

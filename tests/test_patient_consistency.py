@@ -115,7 +115,7 @@ def test_unrecorded_events_get_a_plausible_negative(question):
 def test_unknown_answer_is_validated_and_reaches_the_environment():
     with pytest.raises(ValueError, match="unknown_answer"):
         RuleBasedPatient(unknown_answer="maybe")
-    env = gym.make("ClinicalInquiry-v0", patient="rules:unsure")
+    env = gym.make("ClinicalInquiry-v1", patient="rules:unsure")
     env.reset(seed=0, options={"case_id": "dig-appendicitis-01"})
     obs, reward, *_ = env.step("<answer>Question: Have you had a colonoscopy?</answer>")
     assert NO_EVENT["unsure"] in obs and reward == 1.0  # DoctorAgent-RL: an answered question, not a refusal

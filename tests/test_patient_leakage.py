@@ -15,7 +15,7 @@ def ask(q: str) -> str:
 
 
 def test_standard_questions_never_reveal_the_diagnosis():
-    env = gym.make("ClinicalInquiry-v0", turn_budget=len(STANDARD_QUESTIONS) + 1)
+    env = gym.make("ClinicalInquiry-v1", turn_budget=len(STANDARD_QUESTIONS) + 1)
     leaks = []
     for case in library():
         obs, info = env.reset(seed=0, options={"case_id": case.id})

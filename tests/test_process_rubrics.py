@@ -25,7 +25,7 @@ RUBRIC = [
 
 
 def expert_episode(task, **make):
-    env = gym.make("Triage-v0", tasks=[task], **make)
+    env = gym.make("Triage-v1", tasks=[task], **make)
     env.reset(seed=0, options={"task_id": task.id})
     policy = ExpertToolPolicy(task)
     while True:
@@ -36,7 +36,7 @@ def expert_episode(task, **make):
 
 @pytest.fixture(scope="module")
 def task():
-    return gym.make("Triage-v0", split=None).unwrapped.tasks[0]
+    return gym.make("Triage-v1", split=None).unwrapped.tasks[0]
 
 
 def test_rubric_items_weigh_70_percent_of_process(task):

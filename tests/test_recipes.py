@@ -103,7 +103,7 @@ def test_bad_recipe_use_is_one_line_and_exit_2(capsys, tmp_path):
         code, _, err = run_cli(argv, capsys)
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1, (argv, err)
     broken = tmp_path / "broken.yaml"
-    broken.write_text("name: x\nenv: ClinicalInquiry-v0\ntrain: {grpo: {learning_rate: fast}}\n")
+    broken.write_text("name: x\nenv: ClinicalInquiry-v1\ntrain: {grpo: {learning_rate: fast}}\n")
     code, _, err = run_cli(["train", "grpo", "--recipe", str(broken), "--print-config"], capsys)
     assert code == 2 and "learning_rate" in err
 
@@ -123,7 +123,7 @@ def test_bench_print_config_and_a_recipe_run(capsys, tmp_path):
     code, out, _ = run_cli(["bench", "--recipe", "doctoragent-rl", "--role", "evaluator=openai:judge-32b",
                             "--temperature", "0.2", "--print-config"], capsys)
     settings = printed_yaml(out)
-    assert code == 0 and settings["envs"] == "ClinicalInquiry-v0" and settings["judge"] == "judge-32b"
+    assert code == 0 and settings["envs"] == "ClinicalInquiry-v1" and settings["judge"] == "judge-32b"
     assert settings["env_kwargs"]["force_final_diagnosis"] is True and settings["env_kwargs"]["turn_budget"] == 10
     assert settings["temperature"] == 0.2 and settings["max_turn_tokens"] == 256
 

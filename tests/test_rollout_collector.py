@@ -1,5 +1,5 @@
 """RolloutCollector: token integrity at every turn, loss masks, limits and truncation, batching across live
-episodes, rewards and outcomes, text mode. Real ClinicalInquiry-v0 episodes, a tiny random Llama."""
+episodes, rewards and outcomes, text mode. Real ClinicalInquiry-v1 episodes, a tiny random Llama."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class Recording:
 
 
 def inquiry(**kwargs):
-    return lambda: gym.make("ClinicalInquiry-v0", **kwargs)
+    return lambda: gym.make("ClinicalInquiry-v1", **kwargs)
 
 
 def scripted_doctor(messages) -> str:
@@ -144,7 +144,7 @@ def test_turn_limit_and_environment_truncation(tokenizer):
     trajectory, = collector.collect([EpisodeSpec(seed=0, options={"case_id": CASE})])
     assert trajectory.truncation == "max_turns" and len(trajectory.turns) == 1
     timed = RolloutCollector(ScriptedPolicy(scripted_doctor, tokenizer),
-                             lambda: gym.make("ClinicalInquiry-v0", max_episode_steps=2), tokenizer)
+                             lambda: gym.make("ClinicalInquiry-v1", max_episode_steps=2), tokenizer)
     trajectory, = timed.collect([EpisodeSpec(seed=0, options={"case_id": CASE})])
     assert trajectory.truncation == "env" and len(trajectory.turns) == 2 and trajectory.truncated
 

@@ -32,7 +32,7 @@ INQUIRY_REPLIES = ["<think>x</think><answer>Question: Where exactly is the pain?
 
 @pytest.fixture(scope="module")
 def inquiry_url():
-    with running_server(ServerSettings("ClinicalInquiry-v0", {"turn_budget": 4}, max_sessions=8)) as url:
+    with running_server(ServerSettings("ClinicalInquiry-v1", {"turn_budget": 4}, max_sessions=8)) as url:
         yield url
 
 
@@ -48,8 +48,8 @@ def episode(env, seed, options, replies):
 
 
 def test_remote_episodes_equal_local_ones_reply_for_reply(inquiry_url):
-    remote = gym.make("ClinicalInquiry-v0", remote=inquiry_url)
-    local = gym.make("ClinicalInquiry-v0", turn_budget=4)
+    remote = gym.make("ClinicalInquiry-v1", remote=inquiry_url)
+    local = gym.make("ClinicalInquiry-v1", turn_budget=4)
     for seed, options in [(3, None), (7, {"case_id": "cir-nstemi-01"}), (7, {"case_id": "cir-nstemi-01"})]:
         got, want = episode(remote, seed, options, INQUIRY_REPLIES), episode(local, seed, options, INQUIRY_REPLIES)
         assert got == want
@@ -65,9 +65,9 @@ def test_remote_episodes_equal_local_ones_reply_for_reply(inquiry_url):
 def test_tool_env_sends_its_tool_schemas_and_tool_results():
     calls = ['{"name": "think", "arguments": {"thought": "chart first"}}', '{"name": "no_such_tool", "arguments": {}}',
              '{"name": "submit_answer", "arguments": {"answer": "ESI 2"}}']
-    with running_server(ServerSettings("Triage-v0", max_sessions=2)) as url:
-        remote = RemoteEnv(url, "Triage-v0")
-        local = gym.make("Triage-v0")
+    with running_server(ServerSettings("Triage-v1", max_sessions=2)) as url:
+        remote = RemoteEnv(url, "Triage-v1")
+        local = gym.make("Triage-v1")
         got, want = episode(remote, 5, None, calls), episode(local, 5, None, calls)
         remote.close()
     assert got == want
@@ -77,7 +77,7 @@ def test_tool_env_sends_its_tool_schemas_and_tool_results():
 
 
 def test_concurrent_sessions_across_four_servers_equal_local_runs():
-    env_ids = ("ClinicalInquiry-v0", "DiagnosticWorkup-v0", "Triage-v0", "MedicalQA-v0")
+    env_ids = ("ClinicalInquiry-v1", "DiagnosticWorkup-v1", "Triage-v1", "MedicalQA-v1")
     plan = episodes_for(env_ids, 48, steps=4, seed=11)
     with running_server(ServerSettings(env_ids[0], max_sessions=12)) as a, \
             running_server(ServerSettings(env_ids[1], max_sessions=12)) as b, \
@@ -91,7 +91,7 @@ def test_concurrent_sessions_across_four_servers_equal_local_runs():
 
 
 def test_capacity_is_enforced_and_freed_slots_are_reused():
-    with running_server(ServerSettings("MedicalQA-v0", max_sessions=1)) as url:
+    with running_server(ServerSettings("MedicalQA-v1", max_sessions=1)) as url:
         first, second = RemoteEnv(url), RemoteEnv(url)
         first.reset(seed=0)
         with pytest.raises(RemoteEnvError, match="capacity"):
@@ -105,7 +105,7 @@ def test_capacity_is_enforced_and_freed_slots_are_reused():
 
 
 def test_idle_sessions_are_reclaimed_and_active_ones_kept():
-    with running_server(ServerSettings("ClinicalInquiry-v0", max_sessions=4, session_timeout=0.6)) as url:
+    with running_server(ServerSettings("ClinicalInquiry-v1", max_sessions=4, session_timeout=0.6)) as url:
         idle, busy = RemoteEnv(url), RemoteEnv(url)
         idle.reset(seed=1)
         busy.reset(seed=1)
@@ -123,7 +123,7 @@ def test_idle_sessions_are_reclaimed_and_active_ones_kept():
 
 def test_a_client_that_drops_its_connection_does_not_disturb_another(inquiry_url):
     dropped, kept = RemoteEnv(inquiry_url), RemoteEnv(inquiry_url)
-    local = gym.make("ClinicalInquiry-v0", turn_budget=4)
+    local = gym.make("ClinicalInquiry-v1", turn_budget=4)
     kept_seen = [jsonable(kept.reset(seed=9))]
     local_seen = [jsonable(local.reset(seed=9))]
     dropped.reset(seed=2)
@@ -188,11 +188,11 @@ def info(url):
 def test_http_endpoints_follow_openenv(inquiry_url):
     assert http(inquiry_url, "/health") == (200, {"status": "healthy"})
     status, metadata = http(inquiry_url, "/metadata")
-    assert status == 200 and metadata["name"] == "ClinicalInquiry-v0" and set(metadata) == {
+    assert status == 200 and metadata["name"] == "ClinicalInquiry-v1" and set(metadata) == {
         "name", "description", "readme_content", "version", "author", "documentation_url"}
     assert set(http(inquiry_url, "/schema")[1]) == {"action", "observation", "state"}
     status, reset = http(inquiry_url, "/reset", {"seed": 4})
-    local = gym.make("ClinicalInquiry-v0", turn_budget=4)
+    local = gym.make("ClinicalInquiry-v1", turn_budget=4)
     assert status == 200 and reset["observation"]["text"] == local.reset(seed=4)[0] and reset["done"] is False
     assert http(inquiry_url, "/reset", {"options": {"case_id": "nope"}})[0] == 400
     assert http(inquiry_url, "/reset", b"[1, 2]")[0] == 422
@@ -203,10 +203,10 @@ def test_http_endpoints_follow_openenv(inquiry_url):
 
 
 def test_gym_make_remote_checks_the_id_and_refuses_local_arguments(inquiry_url):
-    with pytest.raises(ValueError, match="serves ClinicalInquiry-v0, not Triage-v0"):
-        gym.make("Triage-v0", remote=inquiry_url)
+    with pytest.raises(ValueError, match="serves ClinicalInquiry-v1, not Triage-v1"):
+        gym.make("Triage-v1", remote=inquiry_url)
     with pytest.raises(TypeError, match="clinical-gym serve --env-kwargs"):
-        gym.make("ClinicalInquiry-v0", remote=inquiry_url, turn_budget=2)
+        gym.make("ClinicalInquiry-v1", remote=inquiry_url, turn_budget=2)
     with pytest.raises(RemoteEnvError, match="no clinical-gym server answers"):
         RemoteEnv("http://127.0.0.1:9")
     with pytest.raises(ValueError, match="starts with http"):
@@ -215,8 +215,8 @@ def test_gym_make_remote_checks_the_id_and_refuses_local_arguments(inquiry_url):
 
 def test_serve_command_errors_are_one_line(capsys):
     assert cli_main(["serve", "--env", "Nope-v0"]) == 2
-    assert cli_main(["serve", "--env", "Triage-v0", "--max-sessions", "0"]) == 2
-    assert cli_main(["serve", "--env", "Triage-v0", "--port", "70000"]) == 2
+    assert cli_main(["serve", "--env", "Triage-v1", "--max-sessions", "0"]) == 2
+    assert cli_main(["serve", "--env", "Triage-v1", "--port", "70000"]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 3 and all(e.startswith("clinical-gym: error: ") for e in errors)
     assert "unknown environment 'Nope-v0'" in errors[0] and "max_sessions" in errors[1] and "--port" in errors[2]
@@ -226,7 +226,7 @@ def test_serve_command_serves_until_interrupted():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", "clinical_gym.cli", "serve", "--env", "MedicalQA-v0", "--port",
+    process = subprocess.Popen([sys.executable, "-m", "clinical_gym.cli", "serve", "--env", "MedicalQA-v1", "--port",
                                 str(port), "--max-sessions", "3"], stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -240,9 +240,9 @@ def test_serve_command_serves_until_interrupted():
                 time.sleep(0.1)
         with ThreadPoolExecutor(3) as pool:  # three clients at once
             results = list(pool.map(lambda e: play(lambda: RemoteEnv(url), e),
-                                    episodes_for(["MedicalQA-v0"], 3, steps=3, seed=2)))
+                                    episodes_for(["MedicalQA-v1"], 3, steps=3, seed=2)))
         assert [r.error for r in results] == [None] * 3
     finally:
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=30)
-    assert f"serving MedicalQA-v0 at {url}" in err and process.returncode in (0, 130)
+    assert f"serving MedicalQA-v1 at {url}" in err and process.returncode in (0, 130)

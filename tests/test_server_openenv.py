@@ -30,7 +30,7 @@ CALLS = ['{"name": "think", "arguments": {"thought": "read the vignette"}}',
 
 @pytest.fixture(scope="module")
 def url():
-    with running_server(ServerSettings("MedicalQA-v0", max_sessions=4)) as base:
+    with running_server(ServerSettings("MedicalQA-v1", max_sessions=4)) as base:
         yield base
 
 
@@ -42,7 +42,7 @@ def get(base, path, body=None):
 
 
 def test_openenv_client_plays_an_episode_as_a_local_env_does(url):
-    local = gym.make("MedicalQA-v0")
+    local = gym.make("MedicalQA-v1")
     obs, info = local.reset(seed=6)
     with GenericEnvClient(base_url=url).sync() as client:
         result = client.reset(seed=6)
@@ -72,6 +72,6 @@ def test_messages_validate_against_openenv_models(url):
     WSStateResponse.model_validate(replies[2])
     assert WSErrorResponse.model_validate(replies[3]).data["code"] == "VALIDATION_ERROR"
     HealthResponse.model_validate(get(url, "/health"))
-    assert EnvironmentMetadata.model_validate(get(url, "/metadata")).name == "MedicalQA-v0"
+    assert EnvironmentMetadata.model_validate(get(url, "/metadata")).name == "MedicalQA-v1"
     assert SchemaResponse.model_validate(get(url, "/schema")).action["required"] == ["text"]
     assert ResetResponse.model_validate(get(url, "/reset", {"seed": 1})).observation["text"]

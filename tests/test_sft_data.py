@@ -38,7 +38,7 @@ from clinical_gym.trainers.sft.rationale import THINK, with_rationale
 
 pytest.importorskip("datasets", reason="the Hugging Face dataset needs the [train] extra")
 
-INQUIRY = "ClinicalInquiry-v0"
+INQUIRY = "ClinicalInquiry-v1"
 MTMED = Path(__file__).parent / "fixtures" / "case_formats" / "mtmeddialog.json"
 CASES = load_cases("generated:common", "train", n=24, seed=0)
 BUDGET = 4
@@ -246,7 +246,7 @@ def test_dialogue_turns_the_environment_rejects_drop_the_dialogue(tmp_path):
     examples, report = dialogue_examples(path, min_reward=0.0)
     assert len(examples) == 1 and report.dropped == {"rejected action (multiple questions)": 1}
     with pytest.raises(ValueError, match="ClinicalInquiry-family"):
-        dialogue_examples(path, env_id="DiagnosticWorkup-v0")
+        dialogue_examples(path, env_id="DiagnosticWorkup-v1")
 
 
 # -- storage ----------------------------------------------------------------------------------------------------------
@@ -303,8 +303,8 @@ def test_data_expert_command(tmp_path, capsys):
     assert run_cli("--dialogues", str(MTMED), "--out", str(tmp_path / "dialogues")) == 0
     assert "kept 2, dropped 2" in capsys.readouterr().out
     workup = tmp_path / "workup"
-    assert run_cli("--env", "DiagnosticWorkup-v0", "--agent", "baseline", "--episodes", "4", "--out", str(workup)) == 0
-    assert all(e.env == "DiagnosticWorkup-v0" for e in load_examples(workup))
+    assert run_cli("--env", "DiagnosticWorkup-v1", "--agent", "baseline", "--episodes", "4", "--out", str(workup)) == 0
+    assert all(e.env == "DiagnosticWorkup-v1" for e in load_examples(workup))
 
 
 @pytest.mark.parametrize(("args", "message"), [

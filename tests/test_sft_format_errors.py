@@ -1,5 +1,5 @@
 """Real-model smoke test of the SFT cold start: a short LoRA SFT of SmolLM2-135M-Instruct on expert consultations
-of ClinicalInquiry-v0 at least halves its format-error rate on held-out patients (``benchmarks/sft_format_errors.py``
+of ClinicalInquiry-v1 at least halves its format-error rate on held-out patients (``benchmarks/sft_format_errors.py``
 shortened: fewer consultations, two turns each). The base model is loaded once from its GGUF file for training and
 once more by the benchmark runner."""
 

@@ -25,7 +25,7 @@ from clinical_gym.trainers.sft.train import CHECKPOINTS_DIR, MODEL_DIR, main  # 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-INQUIRY = "ClinicalInquiry-v0"
+INQUIRY = "ClinicalInquiry-v1"
 ENV_KWARGS = {"turn_budget": 2}
 
 
@@ -151,7 +151,7 @@ def test_train_sft_from_the_command_line(expert, tiny_model, tmp_path, monkeypat
 @pytest.mark.parametrize(("flags", "message"), [
     ([], "dataset is required"),
     (["--dataset", "{tmp}/missing"], "no expert data at"),
-    (["--dataset", "{expert}", "--env", "DiagnosticWorkup-v0"], "holds conversations of ClinicalInquiry-v0"),
+    (["--dataset", "{expert}", "--env", "DiagnosticWorkup-v1"], "holds conversations of ClinicalInquiry-v1"),
     (["--dataset", "{expert}", "--epochs", "-1"], "epochs must be >= 0"),
     (["--dataset", "{expert}", "--mixed-precision", "bf16", "--cpu"], "needs a GPU"),
     (["--dataset", "{expert}", "--model", "{tmp}/no-model"], "model not found"),

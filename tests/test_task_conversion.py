@@ -1,4 +1,4 @@
-"""Task conversion (issue 7): MedQA-style questions become MedicalQA-v0 tasks and cases become ClinicalDiagnosis-v0
+"""Task conversion (issue 7): MedQA-style questions become MedicalQA-v1 tasks and cases become ClinicalDiagnosis-v1
 tasks, with expected tools assigned, content-hash ids, duplicates of hand-written tasks (and of each other) dropped;
 the scripted expert solves every converted task and a random tool-caller does not; ``clinical-gym tools convert``
 writes files the environments load."""
@@ -152,23 +152,23 @@ def test_the_convert_command_writes_files_the_environments_load(tmp_path, capsys
     printed = capsys.readouterr().out
     assert printed.startswith("4 tasks converted; 0 duplicates dropped; 2 rows skipped")
     tasks = load_tasks(out / "tasks.json")
-    env = gym.make("MedicalQA-v0", db=MedicalQADB.load(out / "db.json"), tasks=tasks, knowledge=None)
+    env = gym.make("MedicalQA-v1", db=MedicalQADB.load(out / "db.json"), tasks=tasks, knowledge=None)
     assert min(run_episode(env, ExpertToolPolicy(t), options={"task_id": t.id})[0] for t in tasks) >= 0.9
 
     cases_file = tmp_path / "cases.json"
     cases_file.write_text(json.dumps([c.model_dump(mode="json") for c in load_cases("library")[:3]]))
     out = tmp_path / "cd"
-    assert clinical_gym.cli.main(["tools", "convert", "--from", str(cases_file), "--domain", "ClinicalDiagnosis-v0",
+    assert clinical_gym.cli.main(["tools", "convert", "--from", str(cases_file), "--domain", "ClinicalDiagnosis-v1",
                                   "--out", str(out)]) == 0
     tasks = load_tasks(out / "tasks.json")
-    env = gym.make("ClinicalDiagnosis-v0", db=ClinicalDiagnosisDB.load(out / "db.json"), tasks=tasks)
+    env = gym.make("ClinicalDiagnosis-v1", db=ClinicalDiagnosisDB.load(out / "db.json"), tasks=tasks)
     assert len(tasks) == 3 and env.reset(options={"task_id": tasks[0].id})[0]
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--from", "/no/such.jsonl", "--domain", "MedicalQA-v0"], "no such file: /no/such.jsonl"),
-    (["--from", str(MEDQA), "--domain", "Triage-v0"], "tasks can be converted for MedicalQA-v0 and "
-                                                      "ClinicalDiagnosis-v0, not Triage-v0"),
+    (["--from", "/no/such.jsonl", "--domain", "MedicalQA-v1"], "no such file: /no/such.jsonl"),
+    (["--from", str(MEDQA), "--domain", "Triage-v1"], "tasks can be converted for MedicalQA-v1 and "
+                                                      "ClinicalDiagnosis-v1, not Triage-v1"),
     (["--from", str(MEDQA), "--domain", "nowhere"], "unknown tool domain 'nowhere'"),
 ])
 def test_convert_errors_are_one_line(argv, message, tmp_path, capsys):
@@ -179,6 +179,6 @@ def test_convert_errors_are_one_line(argv, message, tmp_path, capsys):
 
 def test_convert_refuses_a_folder_that_is_not_empty(tmp_path, capsys):
     (tmp_path / "keep.txt").write_text("mine")
-    assert clinical_gym.cli.main(["tools", "convert", "--from", str(MEDQA), "--domain", "MedicalQA-v0",
+    assert clinical_gym.cli.main(["tools", "convert", "--from", str(MEDQA), "--domain", "MedicalQA-v1",
                                   "--out", str(tmp_path)]) == 2
     assert "is not empty" in capsys.readouterr().err and (tmp_path / "keep.txt").read_text() == "mine"

@@ -41,30 +41,30 @@ def test_converted_questions_answer_from_their_own_records(tmp_path, capsys):
     out = tmp_path / "mcq"
     assert clinical_gym.cli.main(["tools", "convert", "--from", str(MEDQA), "--domain", "medical_qa",
                                   "--out", str(out)]) == 0
-    env = gym.make("MedicalQA-v0", tasks=str(out / "tasks.json"), knowledge=None)
+    env = gym.make("MedicalQA-v1", tasks=str(out / "tasks.json"), knowledge=None)
     task = env.unwrapped.tasks[0]
     qid = next(a.arguments["question_id"] for a in task.expected_actions if "question_id" in a.arguments)
     env.reset(options={"task_id": task.id})
     obs, *_ = env.step(call_text("get_question", {"question_id": qid}))
     assert "not found" not in obs and qid in obs
-    assert gym.make("MedicalQA-v0", tasks=str(out), knowledge=None).unwrapped.base_db.get_hash() == \
-        env.unwrapped.base_db.get_hash() != _env_class("MedicalQA-v0").default_db().get_hash()
+    assert gym.make("MedicalQA-v1", tasks=str(out), knowledge=None).unwrapped.base_db.get_hash() == \
+        env.unwrapped.base_db.get_hash() != _env_class("MedicalQA-v1").default_db().get_hash()
 
 
 def test_an_explicit_db_wins_and_another_file_name_is_read_alone(tmp_path):
-    cls = _env_class("Triage-v0")
+    cls = _env_class("Triage-v1")
     tasks = cls.default_tasks()[:1]
     other = cls.default_db().model_copy(update={"clock": "2030-01-01T00:00"})
     write_task_folder(tmp_path, tasks, other)
-    assert gym.make("Triage-v0", tasks=tmp_path).unwrapped.base_db.clock == "2030-01-01T00:00"
-    assert gym.make("Triage-v0", tasks=tmp_path, db=cls.default_db()).unwrapped.base_db is cls.default_db()
+    assert gym.make("Triage-v1", tasks=tmp_path).unwrapped.base_db.clock == "2030-01-01T00:00"
+    assert gym.make("Triage-v1", tasks=tmp_path, db=cls.default_db()).unwrapped.base_db is cls.default_db()
     (tmp_path / "mine.json").write_text((tmp_path / "tasks.json").read_text())
     source = read_tasks(tmp_path / "mine.json", cls)
     assert source.db is None and [t.id for t in source.tasks] == [tasks[0].id]
 
 
 def test_bad_folders_and_files_are_one_line_errors(tmp_path):
-    cls = _env_class("MedicalQA-v0")
+    cls = _env_class("MedicalQA-v1")
     (tmp_path / "empty").mkdir()
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "tasks.json").write_text("[{")
@@ -78,7 +78,7 @@ def test_bad_folders_and_files_are_one_line_errors(tmp_path):
              tmp_path / "none": "holds no tasks"}
     for source, message in cases.items():
         with pytest.raises(ValueError) as caught:
-            gym.make("MedicalQA-v0", tasks=str(source))
+            gym.make("MedicalQA-v1", tasks=str(source))
         assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
@@ -121,8 +121,8 @@ def test_converted_questions_without_their_records_are_refused(tmp_path, capsys)
     capsys.readouterr()
     with pytest.raises(ValueError, match=r"record\(s\) the tasks name are not in the bundled database: "
                                          r"question_id 'Q\d+' \(task mqa-"):
-        gym.make("MedicalQA-v0", tasks=str(out / "tasks.json"), knowledge=None)
-    assert clinical_gym.cli.main(["bench", "--env", "MedicalQA-v0", "--tasks", str(out), "--agent", "oracle",
+        gym.make("MedicalQA-v1", tasks=str(out / "tasks.json"), knowledge=None)
+    assert clinical_gym.cli.main(["bench", "--env", "MedicalQA-v1", "--tasks", str(out), "--agent", "oracle",
                                   "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "question_id 'Q" in err[0] and "db.json" in err[0]

@@ -27,7 +27,7 @@ from clinical_gym.tool_env.policies import RandomToolPolicy, run_episode
 from clinical_gym.tool_env.task_folder import write_task_folder
 
 GENERATOR_ENVS = generator_env_ids()
-PART_A = ("ClinicalDiagnosis-v0", "Triage-v0", "EHRManagement-v0", "MedicalQA-v0", "RadiologyReport-v0")
+PART_A = ("ClinicalDiagnosis-v1", "Triage-v1", "EHRManagement-v1", "MedicalQA-v1", "RadiologyReport-v1")
 every_generator = pytest.mark.parametrize("env_id", GENERATOR_ENVS)
 
 
@@ -120,7 +120,7 @@ def test_gym_make_generates_tasks_for_a_seed_and_split(env_id):
 ])
 def test_bad_generator_arguments_are_one_line_errors(kwargs, message):
     with pytest.raises(ValueError, match=message) as error:
-        gym.make("Triage-v0", knowledge=None, **kwargs)
+        gym.make("Triage-v1", knowledge=None, **kwargs)
     assert "\n" not in str(error.value)
 
 
@@ -128,7 +128,7 @@ def test_generated_tasks_bring_their_own_records_and_need_a_generator():
     from clinical_gym.domains.triage.environment import bundled_db
 
     with pytest.raises(ValueError, match="db cannot be given with generated tasks"):
-        gym.make("Triage-v0", db=bundled_db(), tasks="generated:5", knowledge=None)
+        gym.make("Triage-v1", db=bundled_db(), tasks="generated:5", knowledge=None)
     without = [e.id for e in clinical_gym.ENVIRONMENTS if e.family == "tool" and e.id not in GENERATOR_ENVS]
     for env_id in without:
         with pytest.raises(ValueError, match="has no task generator; generators exist for"):
@@ -157,7 +157,7 @@ def test_wording_needs_several_distinct_phrasings():
 
 
 def test_a_validator_finds_a_task_whose_answer_was_typed_wrongly():
-    g = generated("Triage-v0", 30)
+    g = generated("Triage-v1", 30)
     task = next(t for t in g.tasks if t.category == "esi_level")
     wrong = next(k for k in task.options if k != task.answer)
     broken = GeneratedTasks(g.env_id, 1, 0, None, g.db, [task.model_copy(update={"answer": wrong})])
@@ -206,7 +206,7 @@ def test_prescribing_safety_reads_the_drug_reference():
     from clinical_gym.domains.clinical_diagnosis.data_model import Allergy, LabResult, Medication
     from clinical_gym.domains.clinical_diagnosis.generator import ClinicalDiagnosisGenerator, Regimen
 
-    g = generated("ClinicalDiagnosis-v0")
+    g = generated("ClinicalDiagnosis-v1")
     task = next(t for t in g.tasks if t.category == "prescribing")
     base = g.db.patients[task.patient_id].model_copy(update={"allergies": [], "medications": []})
     blocked = ClinicalDiagnosisGenerator.blocked
@@ -226,7 +226,7 @@ def test_prescribing_safety_reads_the_drug_reference():
 def test_every_prescribing_task_has_exactly_one_safe_option():
     from clinical_gym.domains.clinical_diagnosis.generator import ClinicalDiagnosisGenerator
 
-    g = generated("ClinicalDiagnosis-v0")
+    g = generated("ClinicalDiagnosis-v1")
     tasks = [t for t in g.tasks if t.category == "prescribing"]
     assert len(tasks) >= 40
     for task in tasks:
@@ -248,8 +248,8 @@ def test_the_trend_rule_at_its_five_percent_boundary():
 
 
 def test_only_critical_tasks_hold_a_critical_result_and_they_flag_it():
-    g = generated("EHRManagement-v0")
-    generator = generator_for("EHRManagement-v0")
+    g = generated("EHRManagement-v1")
+    generator = generator_for("EHRManagement-v1")
     critical = [t for t in g.tasks if t.category == "critical"]
     assert len(critical) >= 30 and all(t.safety.emergency for t in critical)
     trend = next(t for t in g.tasks if t.category == "trend")
@@ -262,11 +262,11 @@ def test_answers_are_what_the_rules_compute():
     from clinical_gym.domains.radiology_report.follow_up_rules import fleischner_recommendation
     from clinical_gym.tools import instruments
 
-    g = generated("MedicalQA-v0")
+    g = generated("MedicalQA-v1")
     for task in (t for t in g.tasks if t.category == "calculation"):
         call = next(a for a in task.expected_actions if a.name in instruments.__all__)
         assert str(int(getattr(instruments, call.name)(**call.arguments).score)) == task.options[task.answer]
-    g = generated("RadiologyReport-v0")
+    g = generated("RadiologyReport-v1")
     for task in (t for t in g.tasks if t.category == "nodule"):
         call = next(a for a in task.expected_actions if a.name == "calculate_nodule_follow_up").arguments
         rule = fleischner_recommendation(call["nodule_type"], call["long_axis_mm"], call["short_axis_mm"],
@@ -280,10 +280,10 @@ def test_tasks_generate_writes_a_folder_that_reads_back_unchanged(tmp_path, caps
 
     out = tmp_path / "triage"
     assert main(["tasks", "generate", "--env", "triage", "-n", "12", "--seed", "3", "--out", str(out)]) == 0
-    assert "wrote 12 Triage-v0 tasks" in capsys.readouterr().out
+    assert "wrote 12 Triage-v1 tasks" in capsys.readouterr().out
     assert {p.name for p in out.iterdir()} == {"tasks.json", "db.json", "generation.json"}
-    env = gym.make("Triage-v0", tasks=str(out), knowledge=None).unwrapped
-    again = generated("Triage-v0", 12, 3)
+    env = gym.make("Triage-v1", tasks=str(out), knowledge=None).unwrapped
+    again = generated("Triage-v1", 12, 3)
     assert [t.model_dump() for t in env.tasks] == [t.model_dump() for t in again.tasks]
     assert env.base_db.get_hash() == again.db.get_hash()
     assert main(["tasks", "generate", "--env", "triage", "-n", "2", "--out", str(out)]) == 2  # not empty
@@ -291,9 +291,9 @@ def test_tasks_generate_writes_a_folder_that_reads_back_unchanged(tmp_path, caps
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--env", "Triage-v0", "-n", "0"], "the number of tasks must be from 1 to 100,000, got 0"),
-    (["--env", "Triage-v0", "-n", "many"], "the number of tasks must be a whole number, got 'many'"),
-    (["--env", "Triage-v0", "-n", "3", "--seed", "1.5"], "the task seed must be a whole number >= 0"),
+    (["--env", "Triage-v1", "-n", "0"], "the number of tasks must be from 1 to 100,000, got 0"),
+    (["--env", "Triage-v1", "-n", "many"], "the number of tasks must be a whole number, got 'many'"),
+    (["--env", "Triage-v1", "-n", "3", "--seed", "1.5"], "the task seed must be a whole number >= 0"),
     (["--env", "no-such-domain", "-n", "3"], "unknown tool domain 'no-such-domain'"),
 ])
 def test_tasks_generate_refuses_bad_arguments_in_one_line(argv, message, tmp_path, capsys):
@@ -309,10 +309,10 @@ def test_bench_plays_generated_tasks_of_the_run_seed(tmp_path):
     from clinical_gym.benchmarks.records import read_records
     from clinical_gym.benchmarks.runner import BenchConfig, run_bench
 
-    run_bench(BenchConfig(envs="Triage-v0", agents="oracle,random", out=tmp_path, tasks="generated:6", seed=2,
+    run_bench(BenchConfig(envs="Triage-v1", agents="oracle,random", out=tmp_path, tasks="generated:6", seed=2,
                           split=None, progress=False))
     records = read_records(tmp_path)
-    assert {r.case_id for r in records} == {t.id for t in generated("Triage-v0", 6, 2).tasks}
+    assert {r.case_id for r in records} == {t.id for t in generated("Triage-v1", 6, 2).tasks}
     oracle = [r.reward for r in records if r.agent == "oracle"]
     assert len(oracle) == 6 and min(oracle) == pytest.approx(1.0)
     assert max(r.reward for r in records if r.agent == "random") < 0.9

@@ -73,11 +73,11 @@ def test_unknown_domain_is_a_one_line_error():
 
 
 def test_tools_list_for_one_domain(capsys):
-    assert clinical_gym.cli.main(["tools", "list", "--domain", "Triage-v0"]) == 0
+    assert clinical_gym.cli.main(["tools", "list", "--domain", "Triage-v1"]) == 0
     out = capsys.readouterr().out.splitlines()
     listed = {line.split()[0]: line.split()[1] for line in out[:-2]}
-    assert listed == offered("Triage-v0")
-    assert out[-1].startswith(f"{len(listed)} tools in Triage-v0: ")
+    assert listed == offered("Triage-v1")
+    assert out[-1].startswith(f"{len(listed)} tools in Triage-v1: ")
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,7 +1,7 @@
 """A training run killed with SIGTERM, mid-step or mid-save, leaves its newest complete checkpoint loadable, never
 picks up a half-written one, and resumes from it to the end (issue 12, section 3).
 
-The run is a real ``clinical-gym train grpo`` process (tiny random model, ClinicalInquiry-v0) killed from outside.
+The run is a real ``clinical-gym train grpo`` process (tiny random model, ClinicalInquiry-v1) killed from outside.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def model_dir(tmp_path_factory):
 
 
 def train(model_dir: Path, run: Path, *extra: str) -> subprocess.Popen:
-    argv = [sys.executable, "-m", "clinical_gym.cli", "train", "grpo", "--env", "ClinicalInquiry-v0",
+    argv = [sys.executable, "-m", "clinical_gym.cli", "train", "grpo", "--env", "ClinicalInquiry-v1",
             "--env-kwargs", '{"turn_budget": 2}', "--model", str(model_dir), "--lora-r", "2",
             "--total-steps", str(TOTAL), "--save-every", "1", "--keep-checkpoints", "2", "--group-size", "2",
             "--groups-per-step", "1", "--max-refill-rounds", "0", "--max-turn-tokens", "4",

@@ -1,4 +1,4 @@
-"""The TRL adapter's prompt dataset and ``rollout_func`` path: two real ``GRPOTrainer`` steps on ClinicalInquiry-v0
+"""The TRL adapter's prompt dataset and ``rollout_func`` path: two real ``GRPOTrainer`` steps on ClinicalInquiry-v1
 with a tiny random model, token-exact multi-turn episodes from the ``RolloutCollector`` (environment tokens masked),
 and rewards that the environment computed."""
 
@@ -22,23 +22,23 @@ CASES = ["cir-nstemi-01", "cir-stable-angina-01"]
 
 
 def test_env_dataset_holds_each_case_opening():
-    dataset = env_dataset("ClinicalInquiry-v0", case_ids=CASES, seed=3, repeat=2)
-    env = gym.make("ClinicalInquiry-v0")
+    dataset = env_dataset("ClinicalInquiry-v1", case_ids=CASES, seed=3, repeat=2)
+    env = gym.make("ClinicalInquiry-v1")
     obs, info = env.reset(seed=3, options={"case_id": CASES[1]})
     assert len(dataset) == 4 and dataset["case_id"] == CASES * 2 and set(dataset["seed"]) == {3}
     assert dataset[1]["prompt"] == [{"role": "system", "content": info["system_prompt"]},
                                     {"role": "user", "content": obs}]
     with pytest.raises(TypeError, match="not a tool domain"):
-        env_dataset("ClinicalInquiry-v0", case_ids=CASES[:1], tool_prompt=True)
+        env_dataset("ClinicalInquiry-v1", case_ids=CASES[:1], tool_prompt=True)
 
 
 def test_rollout_func_needs_prompts_it_can_route():
     rows = [{"prompt": [{"role": "user", "content": "same"}], "case_id": c} for c in CASES]
     with pytest.raises(ValueError, match="same prompt"):
-        EnvRolloutFunc("ClinicalInquiry-v0", rows)
+        EnvRolloutFunc("ClinicalInquiry-v1", rows)
     with pytest.raises(ValueError, match="no rows"):
-        EnvRolloutFunc("ClinicalInquiry-v0", [])
-    func = EnvRolloutFunc("ClinicalInquiry-v0", rows[:1])
+        EnvRolloutFunc("ClinicalInquiry-v1", [])
+    func = EnvRolloutFunc("ClinicalInquiry-v1", rows[:1])
     with pytest.raises(ValueError, match="matches no case"):
         func._case([{"role": "user", "content": "other"}])
     assert func._case(rows[0]["prompt"]) == CASES[0] and prompt_key(rows[0]["prompt"]) in func.cases
@@ -55,16 +55,16 @@ def test_env_reward_passes_the_episode_rewards_on_and_logs_episode_metrics():
 
 def replayed_reward(trajectory) -> float:
     """The reward a fresh environment gives the trajectory's replies."""
-    env = gym.make("ClinicalInquiry-v0")
+    env = gym.make("ClinicalInquiry-v1")
     env.reset(seed=trajectory.seed, options={"case_id": trajectory.case_id})
     return sum(float(env.step(turn.action)[1]) for turn in trajectory.turns)
 
 
 def test_two_grpo_steps_with_the_rollout_func(tmp_path, monkeypatch):
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    dataset = env_dataset("ClinicalInquiry-v0", case_ids=CASES)
+    dataset = env_dataset("ClinicalInquiry-v1", case_ids=CASES)
     tokenizer = tiny_tokenizer(corpus=[m["content"] for row in dataset for m in row["prompt"]], vocab_size=600)
-    rollout = EnvRolloutFunc("ClinicalInquiry-v0", dataset, num_envs=4,
+    rollout = EnvRolloutFunc("ClinicalInquiry-v1", dataset, num_envs=4,
                              limits=RolloutLimits(max_turn_tokens=12, max_episode_tokens=1024, max_turns=2))
     calls = []
 

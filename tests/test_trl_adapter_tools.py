@@ -1,5 +1,5 @@
 """The TRL adapter's ``environment_factory`` path for tool domains: the generated class (tools as methods with
-schemas TRL can read, ``reset(**row)``, ``get_reward()``), and two real ``GRPOTrainer`` steps on MedicalQA-v0 where a
+schemas TRL can read, ``reset(**row)``, ``get_reward()``), and two real ``GRPOTrainer`` steps on MedicalQA-v1 where a
 tiny model (first taught to call ``submit_answer``) drives the environment through TRL's tool loop."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def trl_tools(instance: ToolEnvironment) -> list:
 def direct_reward(task_id: str, calls: list[tuple[str, dict]], finished: bool = True) -> float:
     """The reward the registered environment gives the same tool calls sent as JSON actions; for an unfinished
     episode, with a turn limit that ends it after them (the environment then grades it without an answer)."""
-    env = gym.make("MedicalQA-v0", **({} if finished or not calls else {"max_turns": len(calls)}))
+    env = gym.make("MedicalQA-v1", **({} if finished or not calls else {"max_turns": len(calls)}))
     env.reset(seed=0, options={"case_id": task_id})
     if not calls:
         return float(env.unwrapped.reward_fn.evaluate(env.unwrapped.episode_record()).total)
@@ -43,9 +43,9 @@ def direct_reward(task_id: str, calls: list[tuple[str, dict]], finished: bool = 
 
 
 def test_the_class_exposes_the_domain_tools_with_their_schemas():
-    env_class = tool_environment("MedicalQA-v0")
+    env_class = tool_environment("MedicalQA-v1")
     instance = env_class()
-    probe = gym.make("MedicalQA-v0").unwrapped
+    probe = gym.make("MedicalQA-v1").unwrapped
     probe.reset(seed=0)
     assert {method.__name__ for method in trl_tools(instance)} == set(probe.toolkit.tools)
     schemas = {s["function"]["name"]: s["function"] for s in map(get_json_schema, trl_tools(instance))}
@@ -58,15 +58,15 @@ def test_the_class_exposes_the_domain_tools_with_their_schemas():
 
 def test_tool_environment_refusals():
     with pytest.raises(TypeError, match="EnvRolloutFunc"):
-        tool_environment("ClinicalInquiry-v0")
+        tool_environment("ClinicalInquiry-v1")
     with pytest.raises(ValueError, match="no tool"):
-        tool_environment("MedicalQA-v0", tools=["think", "order_mri"])
+        tool_environment("MedicalQA-v1", tools=["think", "order_mri"])
     with pytest.raises(ValueError, match="submit"):
-        tool_environment("MedicalQA-v0", tools=["think"])
+        tool_environment("MedicalQA-v1", tools=["think"])
 
 
 def test_tool_methods_step_the_environment_and_get_reward_is_its_reward():
-    env = tool_environment("MedicalQA-v0", tools=("think", "submit_answer"))()
+    env = tool_environment("MedicalQA-v1", tools=("think", "submit_answer"))()
     prompt = [{"role": "user", "content": "the ticket"}]
     assert env.reset(prompt=prompt, case_id=TASKS[1], seed=0) is None  # the row's prompt already has the ticket
     assert env.think(thought="Jaw claudication and a raised ESR suggest giant cell arteritis.") == "Noted."
@@ -80,19 +80,19 @@ def test_tool_methods_step_the_environment_and_get_reward_is_its_reward():
     # no prompt text (TRL's placeholder row): reset hands back the ticket; an unfinished episode is graded as is,
     # like the environment grades one that runs out of turns
     ticket = env.reset(prompt=[{"role": "user", "content": ""}], case_id=TASKS[0])
-    assert ticket == gym.make("MedicalQA-v0").reset(options={"case_id": TASKS[0]})[0]
+    assert ticket == gym.make("MedicalQA-v1").reset(options={"case_id": TASKS[0]})[0]
     env.think(thought="Start with the history.")
     assert not env.done
     assert env.get_reward() == pytest.approx(direct_reward(TASKS[0], env.calls, finished=False))
 
 
 def test_env_dataset_tool_prompt_asks_for_tool_calls():
-    dataset = env_dataset("MedicalQA-v0", case_ids=TASKS, tool_prompt=True)
+    dataset = env_dataset("MedicalQA-v1", case_ids=TASKS, tool_prompt=True)
     system, user = dataset[0]["prompt"]
-    env = gym.make("MedicalQA-v0").unwrapped
+    env = gym.make("MedicalQA-v1").unwrapped
     assert system["content"].startswith(type(env).policy_text().strip()[:200])
     assert "call submit_answer" in system["content"] and "JSON object" not in system["content"]
-    assert user["content"] == gym.make("MedicalQA-v0").reset(options={"case_id": TASKS[0]})[0]
+    assert user["content"] == gym.make("MedicalQA-v1").reset(options={"case_id": TASKS[0]})[0]
 
 
 def teach_submit_a(model, tokenizer, prompts, tools, steps=60):
@@ -118,7 +118,7 @@ def teach_submit_a(model, tokenizer, prompts, tools, steps=60):
 
 def test_two_grpo_steps_with_the_environment_factory(tmp_path, monkeypatch):
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    env_class = tool_environment("MedicalQA-v0", tools=("think", "submit_answer"))
+    env_class = tool_environment("MedicalQA-v1", tools=("think", "submit_answer"))
     episodes = []
 
     class Recorded(env_class):
@@ -128,7 +128,7 @@ def test_two_grpo_steps_with_the_environment_factory(tmp_path, monkeypatch):
             return reward
 
     # the domain policy makes long prompts; the tiny test model trains on the tickets alone
-    dataset = env_dataset("MedicalQA-v0", case_ids=TASKS, tool_prompt=True).map(lambda r: {"prompt": r["prompt"][1:]})
+    dataset = env_dataset("MedicalQA-v1", case_ids=TASKS, tool_prompt=True).map(lambda r: {"prompt": r["prompt"][1:]})
     template_path = os.path.join(os.path.dirname(trl.__file__), "chat_templates", "qwen2_5.jinja")
     with open(template_path, encoding="utf-8") as f:
         template = f.read()

@@ -28,7 +28,7 @@ ENV_KWARGS = {"split": "train", "turn_budget": 2}
 
 def test_grpo_trains_on_a_served_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    with running_server(ServerSettings("ClinicalInquiry-v0", ENV_KWARGS, max_sessions=8)) as url:
+    with running_server(ServerSettings("ClinicalInquiry-v1", ENV_KWARGS, max_sessions=8)) as url:
         tokenizer = tiny_tokenizer(vocab_size=600)
         trainer = train(url, tiny_llama(tokenizer), tokenizer, steps=2, out=str(tmp_path), cases=2,
                         max_completion_length=12, num_generations=2, learning_rate=1e-4, disable_tqdm=True, seed=0)
@@ -41,7 +41,7 @@ def test_grpo_trains_on_a_served_environment(tmp_path, monkeypatch):
     assert len(trajectories) == 4 and all(t.turns for t in trajectories)
     assert served["active_sessions"] == 0  # every episode's session was closed
     # the rewards are the server environment's: a local environment gives the same replies the same rewards
-    local = gym.make("ClinicalInquiry-v0", **ENV_KWARGS)
+    local = gym.make("ClinicalInquiry-v1", **ENV_KWARGS)
     for t in trajectories:
         local.reset(seed=t.seed, options={"case_id": t.case_id})
         assert sum(float(local.step(turn.action)[1]) for turn in t.turns) == t.reward

@@ -56,7 +56,7 @@ def test_a_run_from_the_command_line(tmp_path, monkeypatch):
     monkeypatch.setattr(clinical_gym.cli, "COMMAND_MODULES", ("play", "train"))
     run = tmp_path / "run"
     code = clinical_gym.cli.main([
-        "train", "ttopd", "--env", "ClinicalInquiry-v0", "--env-kwargs", '{"turn_budget": 2}',
+        "train", "ttopd", "--env", "ClinicalInquiry-v1", "--env-kwargs", '{"turn_budget": 2}',
         "--model", str(tmp_path / "model"), "--lora-r", "2", "--total-steps", "1", "--group-size", "2",
         "--groups-per-step", "1", "--max-refill-rounds", "0", "--max-turn-tokens", "4", "--max-episode-tokens", "1024",
         "--lambda-distill", "1.5", "--output-dir", str(run), "--no-progress", "--report-to", "none",

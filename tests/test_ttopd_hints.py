@@ -184,11 +184,11 @@ def count(row: list[int], part: list[int]) -> int:
 
 
 def test_hint_texts_per_environment_and_placeholders():
-    assert default_hints("ClinicalInquiry-v0") is DEFAULT_HINTS["inquiry"]
-    assert default_hints("DiagnosticWorkup-v0") is DEFAULT_HINTS["workup"]
-    assert default_hints("MedicalQA-v0") is DEFAULT_HINTS["medical_qa"]
-    assert default_hints("Triage-v0") is DEFAULT_HINTS["triage"]
-    assert default_hints("EHRManagement-v0") is DEFAULT_HINTS["tool"]       # a tool domain without its own pair
+    assert default_hints("ClinicalInquiry-v1") is DEFAULT_HINTS["inquiry"]
+    assert default_hints("DiagnosticWorkup-v1") is DEFAULT_HINTS["workup"]
+    assert default_hints("MedicalQA-v1") is DEFAULT_HINTS["medical_qa"]
+    assert default_hints("Triage-v1") is DEFAULT_HINTS["triage"]
+    assert default_hints("EHRManagement-v1") is DEFAULT_HINTS["tool"]       # a tool domain without its own pair
     assert default_hints("my_pkg:QuizEnv") is DEFAULT_HINTS["default"]
     for pair in DEFAULT_HINTS.values():
         assert pair.correct != pair.wrong and pair.correct.endswith("\n") and pair.wrong.endswith("\n")
@@ -196,7 +196,7 @@ def test_hint_texts_per_environment_and_placeholders():
     assert templates.render(True, {"gold_answer": "C"}) == "right: C"
     assert templates.render(False, {"gold_answer": "C"}) == "wrong, the answer was C (unknown)"
     assert templates.render(False, None) == "wrong, the answer was unknown (unknown)"
-    cfg = TTOPDConfig(model="m", env="Triage-v0", hint_wrong="reassess")
+    cfg = TTOPDConfig(model="m", env="Triage-v1", hint_wrong="reassess")
     assert hint_templates(cfg) == HintTemplates(DEFAULT_HINTS["triage"].correct, "reassess")
     with pytest.raises(ValueError, match="not a valid template"):
         TTOPDConfig(model="m", hint_correct="unbalanced {")

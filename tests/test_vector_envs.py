@@ -55,7 +55,7 @@ def test_async_gives_what_sync_gives(env):
 
 
 def test_async_shared_memory_view_follows_the_workers():
-    envs = gym.make_vec("ClinicalInquiry-v0", num_envs=2, vectorization_mode="async", vector_kwargs={"copy": False})
+    envs = gym.make_vec("ClinicalInquiry-v1", num_envs=2, vectorization_mode="async", vector_kwargs={"copy": False})
     try:
         view, _ = envs.reset(seed=[1, 2])
         first = tuple(view)

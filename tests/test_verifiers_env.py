@@ -21,21 +21,21 @@ REPLIES = ["<think>x</think><answer>Question: Where exactly is the pain, and doe
 
 
 def test_taskset_holds_one_task_per_case_with_the_environments_opening():
-    tasks = list(ClinicalTaskset(ClinicalTasksetConfig(id="clinical-gym-verifiers", env_id="Triage-v0", num_tasks=3,
+    tasks = list(ClinicalTaskset(ClinicalTasksetConfig(id="clinical-gym-verifiers", env_id="Triage-v1", num_tasks=3,
                                                        seed=4)))
-    env = gym.make("Triage-v0")
+    env = gym.make("Triage-v1")
     assert len(tasks) == 3
     for task in tasks:
         obs, info = env.reset(seed=4, options={"case_id": task.data.case_id})
         assert task.data.prompt == obs and task.data.system_prompt == info["system_prompt"]
-        assert task.data.name == f"Triage-v0#{task.data.case_id}" and task.data.env_id == "Triage-v0"
+        assert task.data.name == f"Triage-v1#{task.data.case_id}" and task.data.env_id == "Triage-v1"
 
 
 def test_vf_eval_plays_served_episodes_and_scores_them_with_the_reward_components(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_API_KEY", "not-a-secret")
-    with running_server(ServerSettings("ClinicalInquiry-v0", ENV_KWARGS, max_sessions=2)) as env_url, \
+    with running_server(ServerSettings("ClinicalInquiry-v1", ENV_KWARGS, max_sessions=2)) as env_url, \
             serve([("ok", reply) for reply in REPLIES]) as model_url:
-        vf_eval(["clinical-gym-verifiers", "--env.taskset.env-id", "ClinicalInquiry-v0", "--env.taskset.remote",
+        vf_eval(["clinical-gym-verifiers", "--env.taskset.env-id", "ClinicalInquiry-v1", "--env.taskset.remote",
                  env_url, "--env.taskset.num-tasks", "1", "--env.taskset.seed", "2", "--model", "fake",
                  "--client.base-url", model_url, "--client.api-key-var", "FAKE_API_KEY",
                  "--env.player.runtime.type", "subprocess", "-n", "1", "--output-dir", str(tmp_path),
@@ -45,7 +45,7 @@ def test_vf_eval_plays_served_episodes_and_scores_them_with_the_reward_component
     trace = record["traces"][0]
     assert trace["errors"] == [] and trace["stop_condition"] == "terminated"
     # multi-turn: the second request carries the patient's answer to the first reply
-    local = gym.make("ClinicalInquiry-v0", **ENV_KWARGS)
+    local = gym.make("ClinicalInquiry-v1", **ENV_KWARGS)
     case_id = record["task"]["data"]["case_id"] if "data" in record["task"] else trace["task"]["data"]["case_id"]
     local.reset(seed=2, options={"case_id": case_id})
     components: dict[str, float] = {}

@@ -1,4 +1,4 @@
-"""DiagnosticWorkup-v0: oracle scores exactly 1.6, random scores near 0, world models, parsing and info contract."""
+"""DiagnosticWorkup-v1: oracle scores exactly 1.6, random scores near 0, world models, parsing and info contract."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def conclude(diagnosis: str) -> str:
 
 
 def test_oracle_scores_exactly_1_6_on_every_library_case():
-    env = gym.make("DiagnosticWorkup-v0")
+    env = gym.make("DiagnosticWorkup-v1")
     for case in library():
         obs, info = env.reset(seed=0, options={"case_id": case.id})
         assert case.diagnosis.name.lower() not in obs.lower()
@@ -43,7 +43,7 @@ def test_oracle_scores_exactly_1_6_on_every_library_case():
 
 
 def test_random_agent_scores_near_zero_and_never_crashes():
-    env = gym.make("DiagnosticWorkup-v0")
+    env = gym.make("DiagnosticWorkup-v1")
     rng = np.random.default_rng(0)
     words = ["scan", "blood", "CBC", "xyz", "Diagnosis: flu", "Test:", "<answer>Test: MRI knee</answer>", "", "order", "\n"]
     totals = []
@@ -59,7 +59,7 @@ def test_random_agent_scores_near_zero_and_never_crashes():
 
 
 def test_unrecorded_exam_is_synthesised_deterministically_and_marked_only_in_info():
-    env = gym.make("DiagnosticWorkup-v0")
+    env = gym.make("DiagnosticWorkup-v1")
     env.reset(seed=3, options={"case_id": APPENDIX})
     obs1, _, _, _, info = env.step(order("Lipase"))
     assert info["exam_source"] == "synthesised" and "synthes" not in obs1.lower()
@@ -69,7 +69,7 @@ def test_unrecorded_exam_is_synthesised_deterministically_and_marked_only_in_inf
 
 
 def test_unknown_exam_gets_suggestions():
-    env = gym.make("DiagnosticWorkup-v0")
+    env = gym.make("DiagnosticWorkup-v1")
     env.reset(seed=0)
     obs, r, terminated, _, info = env.step(order("quantum flux scan"))
     assert "not a recognised examination" in obs and info["exam_source"] == "unknown" and not terminated
@@ -93,7 +93,7 @@ def test_answer_tag_format_and_multi_exam_modes():
 
 
 def test_turn_limit_ends_without_diagnosis_credit():
-    env = gym.make("DiagnosticWorkup-v0", reward_config={"max_turns": 2})
+    env = gym.make("DiagnosticWorkup-v1", reward_config={"max_turns": 2})
     env.reset(seed=0, options={"case_id": APPENDIX})
     env.step(order("Complete Blood Count"))
     obs, r, terminated, _, info = env.step(order("Lipase"))
@@ -102,7 +102,7 @@ def test_turn_limit_ends_without_diagnosis_credit():
 
 
 def test_wrong_diagnosis_keeps_exam_credit():
-    env = gym.make("DiagnosticWorkup-v0")
+    env = gym.make("DiagnosticWorkup-v1")
     env.reset(seed=0, options={"case_id": APPENDIX})
     env.step(order("Complete Blood Count"))
     _, r, _, _, info = env.step(conclude("Migraine"))

@@ -121,7 +121,7 @@ def test_unknown_orders_suggest_recorded_names_first():
 
 def test_clinical_inquiry_test_orders_use_the_same_record_lookup():
     case = osce_case({"TORCH_Screen": {"Rubella_IgM": "Positive"}, "Echocardiogram": {"Findings": "Patent ductus arteriosus"}})
-    env = gym.make("ClinicalInquiry-v0", allow_tests=True, cases=[case])
+    env = gym.make("ClinicalInquiry-v1", allow_tests=True, cases=[case])
     env.reset(seed=0)
     obs, *_ = env.step("<answer>Test: echo</answer>")
     assert obs.startswith("Transthoracic echocardiogram:\nPatent ductus arteriosus")

@@ -104,7 +104,7 @@ def test_children_get_childrens_ranges_and_ages_read_in_weeks_or_months():
     adult = osce({}, "40-year-old man")
     assert "Reference Range: 0.74 - 1.35" in world(adult).result("creatinine", []).text
     assert initial_inquiry(baby).startswith("Patient: 5-week-old male.")
-    env = gym.make("ClinicalInquiry-v0", cases=[baby])
+    env = gym.make("ClinicalInquiry-v1", cases=[baby])
     obs, _ = env.reset(seed=0)
     assert obs.endswith("(male, 5 weeks old)"), obs
     env.close()

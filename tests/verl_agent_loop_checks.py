@@ -66,7 +66,7 @@ def run(make_loop, sampling_params, extra):
 
 @pytest.fixture(scope="module")
 def tiny():
-    rows = dataset_rows("ClinicalInquiry-v0", env_kwargs={"turn_budget": 3}, case_ids=["cir-nstemi-01"], seed=5)
+    rows = dataset_rows("ClinicalInquiry-v1", env_kwargs={"turn_budget": 3}, case_ids=["cir-nstemi-01"], seed=5)
     tokenizer = tiny_tokenizer(corpus=[m["content"] for row in rows for m in row["prompt"]], vocab_size=700)
     torch.manual_seed(0)
     return tiny_llama(tokenizer), tokenizer
@@ -77,8 +77,8 @@ def test_the_loop_is_registered_for_verls_worker():
 
 
 def test_dataset_rows_carry_the_episode_and_the_opening():
-    rows = dataset_rows("Triage-v0", case_ids=None, seed=2, repeat=2)
-    env = gym.make("Triage-v0")
+    rows = dataset_rows("Triage-v1", case_ids=None, seed=2, repeat=2)
+    env = gym.make("Triage-v1")
     n = len(rows) // 2
     obs, info = env.reset(seed=2, options={"case_id": rows[1]["extra_info"]["case_id"]})
     assert rows[1]["prompt"] == [{"role": "system", "content": info["system_prompt"]}, {"role": "user", "content": obs}]
@@ -101,19 +101,19 @@ def test_multi_turn_episode_is_token_exact_and_scored_by_the_environment(tiny, s
                "<think>x</think><answer>Question: Any shortness of breath?</answer>",
                "<think>x</think><answer>Diagnosis: NSTEMI\nRecommendation: aspirin and ticagrelor</answer>"]
     server = ModelServer(model, tokenizer, scripted=replies)
-    extra = {"env_id": "ClinicalInquiry-v0", "case_id": "cir-nstemi-01", "seed": 5}
+    extra = {"env_id": "ClinicalInquiry-v1", "case_id": "cir-nstemi-01", "seed": 5}
 
     def play(url):
         return run(lambda: agent_loop(server, tokenizer, env_kwargs=env_kwargs, remote=url),
                    {"max_tokens": 24, "temperature": 1.0}, extra)
 
     if served:
-        with running_server(ServerSettings("ClinicalInquiry-v0", env_kwargs, max_sessions=2)) as url:
+        with running_server(ServerSettings("ClinicalInquiry-v1", env_kwargs, max_sessions=2)) as url:
             out = play(url)
     else:
         out = play(None)
     assert isinstance(out, AgentLoopOutput)
-    info, opening, steps = replay("ClinicalInquiry-v0", env_kwargs, extra, replies)
+    info, opening, steps = replay("ClinicalInquiry-v1", env_kwargs, extra, replies)
     # the prompt is the system prompt and the opening, templated; the environment's reward is the score
     assert out.prompt_ids == tokenizer.apply_chat_template(
         [{"role": "system", "content": info["system_prompt"]}, {"role": "user", "content": opening}],
@@ -135,14 +135,14 @@ def test_sampled_replies_and_the_response_length_cap(tiny):
     model, tokenizer = tiny
     server = ModelServer(model, tokenizer)
     out = run(lambda: agent_loop(server, tokenizer, RESPONSE_LENGTH, env_kwargs={"turn_budget": 6}),
-              {"max_tokens": 40}, {"env_id": "ClinicalInquiry-v0", "case_id": "cir-nstemi-01", "seed": 1})
+              {"max_tokens": 40}, {"env_id": "ClinicalInquiry-v1", "case_id": "cir-nstemi-01", "seed": 1})
     assert len(out.response_ids) == len(out.response_mask) <= RESPONSE_LENGTH and 1 in out.response_mask
     assert out.extra_fields["env_ending"] in ("response_length", "terminated", "truncated")
     assert len(out.extra_fields["turn_scores"]) == len(server.calls)
 
 
-@pytest.mark.parametrize("config, env_id", [("agent_loops_inquiry.yaml", "ClinicalInquiry-v0"),
-                                            ("agent_loops_triage.yaml", "Triage-v0")])
+@pytest.mark.parametrize("config, env_id", [("agent_loops_inquiry.yaml", "ClinicalInquiry-v1"),
+                                            ("agent_loops_triage.yaml", "Triage-v1")])
 def test_example_configs_build_the_loop_the_way_verls_worker_does(tiny, config, env_id):
     """Load examples/verl/<config> into verl's registry, as AgentLoopWorker does with agent_loop_config_path, and
     build the loop with hydra.utils.instantiate; one sampled episode on the configured environment."""

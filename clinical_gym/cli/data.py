@@ -4,7 +4,7 @@ or from recorded dialogues, written as chat JSONL and a Hugging Face dataset (``
     clinical-gym data expert --env ID --agent oracle|baseline|checklist|openai:MODEL|checkpoint:PATH|...
                              [--episodes N] [--cases SET] [--split train] [--min-reward R]
                              [--rationale fill|template|source] [--seed S] --out DIR
-    clinical-gym data expert --dialogues FILE.json [--env ClinicalInquiry-v0] [--min-reward R] --out DIR
+    clinical-gym data expert --dialogues FILE.json [--env ClinicalInquiry-v1] [--min-reward R] --out DIR
 
 Agent specs are the benchmark's (``clinical_gym.benchmarks.agents``); the data building lives in ``clinical_gym.trainers.sft.data``.
 """
@@ -19,7 +19,7 @@ import clinical_gym
 from clinical_gym.cli.arguments import json_object
 from clinical_gym.cli.errors import CLIError
 
-DEFAULT_ENV = "ClinicalInquiry-v0"
+DEFAULT_ENV = "ClinicalInquiry-v1"
 
 
 def agent_examples(args: argparse.Namespace) -> tuple[list[Any], Any, dict[str, Any]]:

@@ -27,9 +27,9 @@ def env_kwargs(args: argparse.Namespace, family: str) -> dict:
     """The ``gym.make`` arguments the play flags give for an environment of ``family``."""
     kwargs = dict(args.env_kwargs or {})
     if args.tests and family != "inquiry":
-        raise CLIError("--tests is for ClinicalInquiry-v0 (DiagnosticWorkup orders exams anyway)")
+        raise CLIError("--tests is for ClinicalInquiry-v1 (DiagnosticWorkup orders exams anyway)")
     if args.cases and family == "tool":
-        raise CLIError("--cases is for ClinicalInquiry-v0 and DiagnosticWorkup-v0; tool domains take --tasks")
+        raise CLIError("--cases is for ClinicalInquiry-v1 and DiagnosticWorkup-v1; tool domains take --tasks")
     if args.tasks and family != "tool":
         raise CLIError("--tasks is for the tool domains; ClinicalInquiry and DiagnosticWorkup take --cases")
     if args.budget is not None and args.budget < 1:
@@ -86,7 +86,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     play = sub.add_parser("play", help="play any environment by hand, in the terminal",
                           description="Play one episode of an environment by hand: you type what the agent would "
                                       "send. 'help' inside the game lists the commands that cost no turn.")
-    play.add_argument("env", help="environment id, e.g. ClinicalInquiry-v0, DiagnosticWorkup-v0, Triage-v0")
+    play.add_argument("env", help="environment id, e.g. ClinicalInquiry-v1, DiagnosticWorkup-v1, Triage-v1")
     play.add_argument("--case", help="case id, or task id for a tool domain (default: drawn with the seed)")
     play.add_argument("--cases", help="case set name or file (ClinicalInquiry, DiagnosticWorkup)")
     play.add_argument("--tasks", help="task folder (tasks.json with its db.json) or task file for a tool domain "

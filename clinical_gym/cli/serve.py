@@ -36,7 +36,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="serve an environment over OpenEnv's protocol (HTTP + WebSocket)",
                            description="Serve one registered environment to remote clients: "
                                        "gym.make(ENV, remote=URL), OpenEnv clients, TRL, verl or verifiers.")
-    serve.add_argument("--env", required=True, metavar="ENV", help="registered environment id, e.g. ClinicalInquiry-v0")
+    serve.add_argument("--env", required=True, metavar="ENV", help="registered environment id, e.g. ClinicalInquiry-v1")
     serve.add_argument("--env-kwargs", type=json_object, default={}, metavar="JSON",
                        help='keyword arguments for gym.make, as a JSON object, e.g. \'{"turn_budget": 4}\'')
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for "

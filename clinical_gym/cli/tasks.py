@@ -89,7 +89,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     generate = actions.add_parser("generate", help="write N generated tasks and their records to a task folder",
                                   description="Write N generated tasks of a tool domain and the records they need to "
                                               "--out (tasks.json, db.json, generation.json), after validating them.")
-    generate.add_argument("--env", required=True, help="tool environment id or domain name, e.g. Triage-v0")
+    generate.add_argument("--env", required=True, help="tool environment id or domain name, e.g. Triage-v1")
     generate.add_argument("-n", type=_count, required=True, help="how many tasks (1 to 100,000)")
     generate.add_argument("--seed", type=_seed, default=0, help="task seed, a whole number >= 0 (default 0)")
     generate.add_argument("--split", choices=("all", "train", "test"), default="all",

@@ -1,7 +1,7 @@
 """``clinical-gym tools list [--domain D]`` prints the tools of the tool-using environments with their kinds;
 ``clinical-gym tools docs [--out FILE]`` writes the domain table (``docs/domains.md``) from the code;
-``clinical-gym tools convert --from FILE --domain D --out DIR`` turns MedQA-style questions (MedicalQA-v0) or case
-files (ClinicalDiagnosis-v0) into tasks (``domains/task_conversion.py``)."""
+``clinical-gym tools convert --from FILE --domain D --out DIR`` turns MedQA-style questions (MedicalQA-v1) or case
+files (ClinicalDiagnosis-v1) into tasks (``domains/task_conversion.py``)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return print_or_write(domains_markdown(*catalogue()), args.out)
 
 
-CONVERTIBLE = ("MedicalQA-v0", "ClinicalDiagnosis-v0")
+CONVERTIBLE = ("MedicalQA-v1", "ClinicalDiagnosis-v1")
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -68,7 +68,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     from clinical_gym.domains import task_conversion
 
     try:
-        if env_id == "MedicalQA-v0":
+        if env_id == "MedicalQA-v1":
             from clinical_gym.cases.formats.rows import read_rows
 
             rows, problems = read_rows(source)
@@ -99,14 +99,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     tools.set_defaults(func=cmd_choose)
     actions = tools.add_subparsers(dest="tools_command", parser_class=type(tools))
     listing = actions.add_parser("list", help="every tool with its kind, toolkit and environments")
-    listing.add_argument("--domain", help="one environment: an id (Triage-v0) or a domain folder (triage)")
+    listing.add_argument("--domain", help="one environment: an id (Triage-v1) or a domain folder (triage)")
     listing.set_defaults(func=cmd_list)
     docs = actions.add_parser("docs", help="write the domain table (docs/domains.md) from the code")
     docs.add_argument("--out", help="file to write (default: print)")
     docs.set_defaults(func=cmd_docs)
     convert = actions.add_parser("convert", help="turn MedQA-style questions or case files into domain tasks")
     convert.add_argument("--from", dest="source", required=True,
-                         help="MedQA-style JSONL (MedicalQA-v0) or a case file any case loader reads")
+                         help="MedQA-style JSONL (MedicalQA-v1) or a case file any case loader reads")
     convert.add_argument("--domain", required=True, help=f"target environment: {' or '.join(CONVERTIBLE)}")
     convert.add_argument("--out", required=True, help="new folder for db.json and tasks.json")
     convert.set_defaults(func=cmd_convert)

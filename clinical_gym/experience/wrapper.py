@@ -20,7 +20,7 @@ class ExperienceWrapper(gym.Wrapper[str, str, str, str], gym.utils.RecordConstru
     ``info["experience_ids"]`` lists the experiences shown. An injected observation that would not fit the
     observation space is left as it was.
 
-    >>> env = ExperienceWrapper(gym.make("ClinicalInquiry-v0"), "runs/experience.sqlite")  # doctest: +SKIP
+    >>> env = ExperienceWrapper(gym.make("ClinicalInquiry-v1"), "runs/experience.sqlite")  # doctest: +SKIP
     """
 
     def __init__(self, env: gym.Env[str, str], experience: ExperienceSource, config: InjectionConfig | None = None,

@@ -13,9 +13,9 @@ or datasets is imported until it is used::
     from trl import GRPOConfig, GRPOTrainer
     from clinical_gym.integrations.trl import EnvRolloutFunc, env_dataset, env_reward
 
-    dataset = env_dataset("ClinicalInquiry-v0")
+    dataset = env_dataset("ClinicalInquiry-v1")
     trainer = GRPOTrainer(model, reward_funcs=env_reward, args=GRPOConfig(...), train_dataset=dataset,
-                          processing_class=tokenizer, rollout_func=EnvRolloutFunc("ClinicalInquiry-v0", dataset))
+                          processing_class=tokenizer, rollout_func=EnvRolloutFunc("ClinicalInquiry-v1", dataset))
 
 Both hooks are experimental in TRL (set ``TRL_EXPERIMENTAL_SILENCE=1`` to silence its warnings).
 """

@@ -2,7 +2,7 @@
 
 The taskset id is this module's import path, so verifiers' own entry points load it directly::
 
-    vf-eval clinical_gym.integrations.verifiers --env.taskset.env-id ClinicalInquiry-v0 --env.taskset.num-tasks 8 \\
+    vf-eval clinical_gym.integrations.verifiers --env.taskset.env-id ClinicalInquiry-v1 --env.taskset.num-tasks 8 \\
         --model Qwen/Qwen2.5-7B-Instruct --client.base-url http://127.0.0.1:8000/v1 \\
         --env.player.runtime.type subprocess -n 8
 
@@ -52,7 +52,7 @@ class ClinicalTask(vf.Task[ClinicalData]):
 
 
 class ClinicalTasksetConfig(vf.TasksetConfig):
-    env_id: str = "ClinicalInquiry-v0"
+    env_id: str = "ClinicalInquiry-v1"
     """Registered clinical-gym environment id."""
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments for gym.make (ignored with remote: the server's apply)."""

@@ -36,7 +36,7 @@ class ClinicalAgentLoop(AgentLoopBase):
     """A clinical-gym episode as a verl agent loop (see the module docstring). ``env_id`` is the default for rows
     whose ``extra_info`` names none."""
 
-    def __init__(self, *args: Any, env_id: str = "ClinicalInquiry-v0", env_kwargs: Mapping[str, Any] | None = None,
+    def __init__(self, *args: Any, env_id: str = "ClinicalInquiry-v1", env_kwargs: Mapping[str, Any] | None = None,
                  remote: str | None = None, max_turns: int | None = None, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.env_id, self.env_kwargs, self.remote, self.max_turns = env_id, dict(env_kwargs or {}), remote, max_turns

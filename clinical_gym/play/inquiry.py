@@ -33,7 +33,7 @@ def as_doctor_action(line: str) -> str:
 
 
 class InquiryFamily(PlayFamily):
-    """ClinicalInquiry-v0: the person is the doctor."""
+    """ClinicalInquiry-v1: the person is the doctor."""
 
     label = "patient"
     opening_label = "patient"

@@ -18,7 +18,7 @@ FORCE = "!"
 
 
 class WorkupFamily(PlayFamily):
-    """DiagnosticWorkup-v0: the person orders exams from the world model, then diagnoses."""
+    """DiagnosticWorkup-v1: the person orders exams from the world model, then diagnoses."""
 
     label = "result"
     opening_label = "record"

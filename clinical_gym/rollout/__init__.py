@@ -10,7 +10,7 @@ package imports no torch.
     from clinical_gym.rollout import EpisodeSpec, RolloutCollector, RolloutLimits, TransformersPolicy
 
     policy = TransformersPolicy(model, tokenizer, temperature=1.0)
-    collector = RolloutCollector(policy, lambda: gym.make("ClinicalInquiry-v0"), tokenizer, num_envs=16,
+    collector = RolloutCollector(policy, lambda: gym.make("ClinicalInquiry-v1"), tokenizer, num_envs=16,
                                  limits=RolloutLimits(max_turn_tokens=256, max_episode_tokens=4096))
     group = collector.collect([EpisodeSpec(seed=s, options={"case_id": "dig-appendicitis-01"}, group=0)
                                for s in range(8)], seed=0)

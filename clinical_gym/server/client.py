@@ -1,7 +1,7 @@
 """``RemoteEnv``: a ``gymnasium.Env`` whose episodes run on a clinical-gym environment server (``clinical-gym
 serve``), over one OpenEnv WebSocket session per environment object.
 
-    env = gym.make("ClinicalInquiry-v0", remote="http://127.0.0.1:8000")   # or RemoteEnv("http://...")
+    env = gym.make("ClinicalInquiry-v1", remote="http://127.0.0.1:8000")   # or RemoteEnv("http://...")
     obs, info = env.reset(seed=3, options={"case_id": "cir-nstemi-01"})
     obs, reward, terminated, truncated, info = env.step("Where is the pain?")
 

@@ -5,6 +5,7 @@ the code. Environments are built on demand (the bundled knowledge index is not o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -14,6 +15,11 @@ from clinical_gym.cases.loading import split_of
 from clinical_gym.registration import ENVIRONMENTS, EnvInfo
 
 EPISODE_TOOLKIT = "EpisodeTools"  # think / submit_answer, mounted by every tool environment
+
+
+def _unversioned(env_id: str) -> str:
+    """'Triage-v1' -> 'Triage'."""
+    return re.sub(r"-v\d+$", "", env_id)
 
 
 @dataclass
@@ -57,7 +63,7 @@ def tool_envs() -> list[EnvInfo]:
 
 
 def resolve_domain(name: str) -> EnvInfo:
-    """A tool environment by id (``Triage-v0``), by id without version, or by domain folder (``triage``)."""
+    """A tool environment by id (``Triage-v1``), by id without version, or by domain folder (``triage``)."""
     wanted = name.lower().replace("_", "").replace("-", "")
     for info in tool_envs():
         if wanted in (info.id.lower().replace("-", ""), info.id.split("-v")[0].lower(), info.domain.replace("_", "")):
@@ -107,7 +113,7 @@ def format_tool_list(rows: Sequence[ToolRow], domain: str | None = None) -> str:
     width = max((len(r.name) for r in rows), default=4)
     lines = []
     for r in rows:
-        where = "" if domain else "  [" + ", ".join(e.removesuffix("-v0") for e in r.envs) + "]"
+        where = "" if domain else "  [" + ", ".join(_unversioned(e) for e in r.envs) + "]"
         lines.append(f"{r.name:<{width}}  {r.kind:<6}  {r.toolkit}: {r.description}{where}")
     return "\n".join(lines)
 
@@ -146,7 +152,7 @@ def domains_markdown(tools: Sequence[ToolRow], domains: Sequence[DomainRow]) -> 
         lines += [f"### {toolkit} ({len(rows)})", "", "| tool | kind | environments | what it does |",
                   "|---|---|---|---|"]
         for t in rows:
-            envs = "all" if len(t.envs) == n_envs else ", ".join(e.removesuffix("-v0") for e in t.envs)
+            envs = "all" if len(t.envs) == n_envs else ", ".join(_unversioned(e) for e in t.envs)
             lines.append(f"| `{t.name}` | {t.kind} | {envs} | {t.description.replace('|', '/')} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -2,7 +2,7 @@
 
     my_tasks/
         tasks.json   a JSON list of task objects (``clinical_gym.tool_env.tasks.Task``; pathway task entries for
-                     ClinicalPathway-v0), the form the environment's ``load_task_file`` reads
+                     ClinicalPathway-v1), the form the environment's ``load_task_file`` reads
         db.json      optional: the domain's database (its ``DomainDB`` type as JSON) holding every patient,
                      question, study, ... the tasks name; without it the tasks run on the bundled database, and
                      the environment refuses tasks naming records that database lacks (``ToolDomainEnv.record_ids``)

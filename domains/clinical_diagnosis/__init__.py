@@ -1,1 +1,1 @@
-"""ClinicalDiagnosis-v0: a tool-using clinical domain (chart review, tests, prescribing, diagnosis, escalation)."""
+"""ClinicalDiagnosis-v1: a tool-using clinical domain (chart review, tests, prescribing, diagnosis, escalation)."""

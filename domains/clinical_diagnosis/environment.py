@@ -1,4 +1,4 @@
-"""ClinicalDiagnosis-v0: review a patient's chart through tools, order tests, prescribe safely, diagnose, and submit.
+"""ClinicalDiagnosis-v1: review a patient's chart through tools, order tests, prescribe safely, diagnose, and submit.
 
 Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``.
 """
@@ -48,14 +48,14 @@ def lab_key(test: str) -> str:
 
 
 class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
-    """ClinicalDiagnosis-v0: a physician agent works a patient's chart through tools (history, vital signs, results,
+    """ClinicalDiagnosis-v1: a physician agent works a patient's chart through tools (history, vital signs, results,
     allergies, medications, notes; ordering tests, prescribing, recording a diagnosis, writing notes, escalating
     care; drug allergy and interaction checks; a differential generator), with the shared scoring instruments and
     knowledge search, then submits a diagnosis, a drug, or an option letter.
 
     Spaces, starting state, rewards, episode end, information and the common arguments are those of
     ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
-    ``clinical_gym.domains.shared_toolkits``). ``gym.make("ClinicalDiagnosis-v0", knowledge=None, split="train")``.
+    ``clinical_gym.domains.shared_toolkits``). ``gym.make("ClinicalDiagnosis-v1", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

@@ -186,7 +186,7 @@ def _lab(definition: Any, value: float, time: str) -> LabResult:
 
 
 class ClinicalDiagnosisGenerator(TaskGenerator):
-    env_id = "ClinicalDiagnosis-v0"
+    env_id = "ClinicalDiagnosis-v1"
     id_prefix = "gcd"
     collections = {"patients": "patient_id"}
 

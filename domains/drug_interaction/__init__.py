@@ -1,1 +1,1 @@
-"""DrugInteraction-v0: a tool-using medication-safety domain (interactions, CYP450, renal dosing, allergies)."""
+"""DrugInteraction-v1: a tool-using medication-safety domain (interactions, CYP450, renal dosing, allergies)."""

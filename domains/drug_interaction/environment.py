@@ -1,4 +1,4 @@
-"""DrugInteraction-v0: check a patient's medicines for interactions, CYP450 effects, renal dosing and allergy
+"""DrugInteraction-v1: check a patient's medicines for interactions, CYP450 effects, renal dosing and allergy
 cross-reactivity through tools, act on what is found (prescribe, change a dose, stop a medicine, record an alert),
 and submit.
 
@@ -47,7 +47,7 @@ REVIEWS: dict[str, frozenset[ReviewCategory]] = {
 
 
 class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
-    """DrugInteraction-v0: a clinician (or pharmacist) agent checks a patient's medicines through tools (medication
+    """DrugInteraction-v1: a clinician (or pharmacist) agent checks a patient's medicines through tools (medication
     list, allergies, renal function and other results; the drug reference, pairwise and whole-list interaction
     checks, allergy cross-reactivity, screened alternatives; Cockcroft-Gault clearance, renal dose bands and CYP450
     predictions), acts (prescribe, change a dose, stop or withhold a medicine, record an interaction alert) with the
@@ -57,7 +57,7 @@ class DrugInteractionEnv(BundledDomain, ToolDomainEnv):
     ``ToolDomainEnv``. For the safety rules a dose change counts as a prescription when it raises the daily dose;
     interaction alerts count as documentation. Domain argument: ``knowledge`` ("bundled", a
     ``knowledge_base.PassageSearch``, or None; see ``clinical_gym.domains.shared_toolkits``).
-    ``gym.make("DrugInteraction-v0", knowledge=None, split="train")``.
+    ``gym.make("DrugInteraction-v1", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

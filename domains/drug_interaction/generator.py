@@ -207,7 +207,7 @@ class Plan:
 
 
 class DrugInteractionGenerator(TaskGenerator):
-    env_id = "DrugInteraction-v0"
+    env_id = "DrugInteraction-v1"
     id_prefix = "gdi"
     collections = {"patients": "patient_id"}
     held_out = ("the drug asked about (interaction, renal and allergy tasks) comes from classes the train split never "

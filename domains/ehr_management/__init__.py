@@ -1,1 +1,1 @@
-"""EHRManagement-v0: a tool-using clinical domain over MIMIC-shaped hospital records."""
+"""EHRManagement-v1: a tool-using clinical domain over MIMIC-shaped hospital records."""

@@ -1,4 +1,4 @@
-"""EHRManagement-v0: answer questions from MIMIC-shaped hospital records through tools (exact retrieval, trends,
+"""EHRManagement-v1: answer questions from MIMIC-shaped hospital records through tools (exact retrieval, trends,
 scores), document, order and escalate, and submit.
 
 Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``.
@@ -82,7 +82,7 @@ def recorded_facts(db: EHRManagementDB, hadm_id: int) -> dict[str, Any]:
 
 
 class EHRManagementEnv(BundledDomain, ToolDomainEnv):
-    """EHRManagement-v0: a clinician agent works MIMIC-shaped hospital records through tools (patients, admissions,
+    """EHRManagement-v1: a clinician agent works MIMIC-shaped hospital records through tools (patients, admissions,
     ICU stays, lab and chart events, infusions, medication orders, notes and recorded scores; SOFA and fluid balance
     from the record; unit conversion and the anion gap; orders, discontinued medications, result flags, progress
     notes and care-team notifications), with the shared scoring instruments and knowledge search, then submits an
@@ -92,7 +92,7 @@ class EHRManagementEnv(BundledDomain, ToolDomainEnv):
     ``ToolDomainEnv``. The task's patient is graded on the admission in progress (``task_admission``): its latest
     results (converted to the canonical units of ``clinical_gym.rewards.episode``), latest vital signs, coded
     diagnoses and active medications. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``,
-    or None; see ``clinical_gym.domains.shared_toolkits``). ``gym.make("EHRManagement-v0", knowledge=None, split="train")``.
+    or None; see ``clinical_gym.domains.shared_toolkits``). ``gym.make("EHRManagement-v1", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

@@ -141,7 +141,7 @@ SCORES = {"news2": ("NEWS2", "train"), "qsofa": ("qSOFA score", "test")}
 
 
 class EHRManagementGenerator(TaskGenerator):
-    env_id = "EHRManagement-v0"
+    env_id = "EHRManagement-v1"
     id_prefix = "geh"
     collections = {"patients": None, "admissions": None, "icustays": None, "labevents": None, "chartevents": None,
                    "inputevents": None, "outputevents": None, "prescriptions": None, "scores": None, "notes": None}

@@ -1,4 +1,4 @@
-"""ClinicalInquiry-v0: a doctor agent interviews a simulated patient, then gives a diagnosis and recommendation."""
+"""ClinicalInquiry-v1: a doctor agent interviews a simulated patient, then gives a diagnosis and recommendation."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ class ClinicalInquiryEnv(ClinicalEnv):
     diagnosis appears in an observation or in info before the episode ends.
 
     ## Arguments
-    ``gym.make("ClinicalInquiry-v0", cases="library", split=None | "train" | "test" | "all",
+    ``gym.make("ClinicalInquiry-v1", cases="library", split=None | "train" | "test" | "all",
     patient="rules" | "rules:unsure" | "openai:MODEL" | "transformers:PATH" | Patient | LLMClient, reward="doctoragent_rl",
     patient_prompt="clinical_gym" | "doctoragent_rl" (the LLM patient's prompt: ours, or DoctorAgent-RL's Fig. 13),
     doctor_prompt="doctoragent_rl" | "doctor_r1" (the doctor's system prompt: DoctorAgent-RL's Diagnosis and

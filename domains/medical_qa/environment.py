@@ -1,4 +1,4 @@
-"""MedicalQA-v0: answer single-best-answer clinical vignette questions with tools (question bank, reference ranges,
+"""MedicalQA-v1: answer single-best-answer clinical vignette questions with tools (question bank, reference ranges,
 guideline summaries, option elimination), then submit the option letter.
 
 Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``.
@@ -24,7 +24,7 @@ ANALYTE_TOOLS = ("get_reference_range", "interpret_lab_value")
 
 
 class MedicalQAEnv(BundledDomain, ToolDomainEnv):
-    """MedicalQA-v0: a clinician agent answers a multiple-choice vignette question from the bank through tools
+    """MedicalQA-v1: a clinician agent answers a multiple-choice vignette question from the bank through tools
     (reading the question and its options, reference ranges and lab interpretation, guideline summaries; ruling
     options out or back in and flagging flawed questions; comparing options and recording its reasoning), with the
     shared scoring instruments and knowledge search, then submits the letter of the single best option.
@@ -36,7 +36,7 @@ class MedicalQAEnv(BundledDomain, ToolDomainEnv):
     information and the common arguments are those of ``ToolDomainEnv``. Domain arguments: ``knowledge``
     ("bundled", a ``knowledge_base.PassageSearch``, or None; see ``clinical_gym.domains.shared_toolkits``) and
     ``wrong_answer_scale`` (default 0.5; 1.0 gives the plain 5-dimension reward).
-    ``gym.make("MedicalQA-v0", knowledge=None, split="train")``.
+    ``gym.make("MedicalQA-v1", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

@@ -176,7 +176,7 @@ ANALYTE_SPECIALTY = {"Haemoglobin": "haematology", "Platelets": "haematology", "
 
 
 class MedicalQAGenerator(TaskGenerator):
-    env_id = "MedicalQA-v0"
+    env_id = "MedicalQA-v1"
     id_prefix = "gmq"
     collections = {"questions": "question_id"}
 

@@ -1,1 +1,1 @@
-"""Obstetrics-v0: antenatal, intrapartum and postpartum care through tools (Healthcare AI GYM)."""
+"""Obstetrics-v1: antenatal, intrapartum and postpartum care through tools (Healthcare AI GYM)."""

@@ -1,4 +1,4 @@
-"""Obstetrics-v0: date pregnancies, read fetal heart-rate tracings, recognise and treat hypertensive disorders of
+"""Obstetrics-v1: date pregnancies, read fetal heart-rate tracings, recognise and treat hypertensive disorders of
 pregnancy, stage and manage postpartum haemorrhage, plan induction and delivery, and prescribe safely in pregnancy
 and breastfeeding, through tools.
 
@@ -60,7 +60,7 @@ def escalation_text(name: str, arguments: dict[str, Any]) -> str | None:
 
 
 class ObstetricsEnv(BundledDomain, ToolDomainEnv):
-    """Obstetrics-v0: an obstetric clinician agent works antenatal, labour-ward and postnatal cases through tools:
+    """Obstetrics-v1: an obstetric clinician agent works antenatal, labour-ward and postnatal cases through tools:
     the obstetric record (presentation, obstetric history, medications and allergies, vital signs, prenatal labs,
     ultrasound reports, fetal heart-rate tracings, the labour and birth record, notes), the unit protocol and a
     pregnancy and lactation drug reference; calculators for gestational age and due date, the NICHD fetal heart-rate
@@ -77,7 +77,7 @@ class ObstetricsEnv(BundledDomain, ToolDomainEnv):
 
     Spaces, starting state, rewards, episode end, information and the common arguments are those of
     ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
-    ``clinical_gym.domains.shared_toolkits``). ``gym.make("Obstetrics-v0", knowledge=None, split="train")``.
+    ``clinical_gym.domains.shared_toolkits``). ``gym.make("Obstetrics-v1", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

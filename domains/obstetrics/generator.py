@@ -159,7 +159,7 @@ class Built:
 
 
 class ObstetricsGenerator(TaskGenerator):
-    env_id = "Obstetrics-v0"
+    env_id = "Obstetrics-v1"
     id_prefix = "gob"
     collections = {"patients": "patient_id"}
     held_out = ("presentations the train split never shows: dating by a second- or third-trimester biometry scan; "

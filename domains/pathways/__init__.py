@@ -1,1 +1,1 @@
-"""ClinicalPathway-v0: multi-phase clinical journeys (triage, assessment, treatment, disposition) over one patient."""
+"""ClinicalPathway-v1: multi-phase clinical journeys (triage, assessment, treatment, disposition) over one patient."""

@@ -1,4 +1,4 @@
-"""ClinicalPathway-v0: a patient's journey through several phases (triage, assessment, treatment, medicines review,
+"""ClinicalPathway-v1: a patient's journey through several phases (triage, assessment, treatment, medicines review,
 disposition), each phase opening the toolkit of the wave-1 domain that does that work, over one patient record.
 
 Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``;
@@ -131,7 +131,7 @@ class PathwayPlan:
 class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
     """
     ## Description
-    ClinicalPathway-v0: a patient's journey through a clinical pathway (acute chest pain, diabetic emergency,
+    ClinicalPathway-v1: a patient's journey through a clinical pathway (acute chest pain, diabetic emergency,
     stroke, suspected sepsis, post-operative deterioration, febrile child) in phases. Each phase opens the tools of
     the wave-1 domain that does its work, over the same patient: triage tools (``clinical_gym.domains.triage``), chart, test,
     diagnosis and prescribing tools (``clinical_gym.domains.clinical_diagnosis``), medicines-review tools
@@ -166,7 +166,7 @@ class ClinicalPathwayEnv(BundledDomain, ToolDomainEnv):
     verdicts, coverage, time used and limit, problems) and ``phases_passed``; ``success`` needs every phase passed.
 
     ## Arguments
-    ``gym.make("ClinicalPathway-v0", db=None, tasks=None, split=None, max_turns=40, pathways=None,
+    ``gym.make("ClinicalPathway-v1", db=None, tasks=None, split=None, max_turns=40, pathways=None,
     knowledge="bundled", ...)``: the ``ToolDomainEnv`` arguments; ``tasks`` are ``PathwayTask`` objects or task
     entries (see ``clinical_gym.domains.pathways.phases``); ``pathways`` replaces the bundled journeys that entries name.
 

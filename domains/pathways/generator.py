@@ -206,7 +206,7 @@ def _pronouns(sex: str) -> dict[str, str]:
 
 
 class PathwayGenerator(AcuteJourneys, TaskGenerator):
-    env_id = "ClinicalPathway-v0"
+    env_id = "ClinicalPathway-v1"
     id_prefix = "gpw"
     collections = {"patients": "patient_id"}
     held_out = ("sources of sepsis the train split never shows: skin and soft tissue (lower-limb cellulitis) and "

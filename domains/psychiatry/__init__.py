@@ -1,1 +1,1 @@
-"""Psychiatry-v0: a tool-using mental health domain (risk, rating scales, mental state, psychotropic safety)."""
+"""Psychiatry-v1: a tool-using mental health domain (risk, rating scales, mental state, psychotropic safety)."""

@@ -1,4 +1,4 @@
-"""Psychiatry-v0: assess a patient's mental state and risk, apply rating scales to their responses, manage
+"""Psychiatry-v1: assess a patient's mental state and risk, apply rating scales to their responses, manage
 psychotropic safety, and decide the plan through tools.
 
 Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``.
@@ -62,7 +62,7 @@ def escalation_text(name: str, arguments: dict[str, Any]) -> str | None:
 
 
 class PsychiatryEnv(BundledDomain, ToolDomainEnv):
-    """Psychiatry-v0: a psychiatrist agent assesses a patient through tools (presentation, psychiatric and medical
+    """Psychiatry-v1: a psychiatrist agent assesses a patient through tools (presentation, psychiatric and medical
     history, medications and allergies, investigations, prior scores, observations, the mental state examination,
     Columbia-style suicide screening, risk to others, the PHQ-9 and GAD-7 scored from the patient's responses,
     AUDIT-C / CAGE / DAST-10 substance-use screening, psychotropic side-effect profiles and a prescribing safety
@@ -80,7 +80,7 @@ class PsychiatryEnv(BundledDomain, ToolDomainEnv):
 
     Spaces, starting state, rewards, episode end, information and the common arguments are those of
     ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
-    ``clinical_gym.domains.shared_toolkits``). ``gym.make("Psychiatry-v0", knowledge=None, split="train")``.
+    ``clinical_gym.domains.shared_toolkits``). ``gym.make("Psychiatry-v1", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

@@ -172,7 +172,7 @@ def total_in(rng: np.random.Generator, band: tuple[int, int]) -> int:
 
 
 class PsychiatryGenerator(TaskGenerator):
-    env_id = "Psychiatry-v0"
+    env_id = "Psychiatry-v1"
     id_prefix = "gps"
     collections = {"patients": "patient_id"}
     held_out = ("task kinds the train split never shows: GAD-7 severity, AUDIT-C alcohol screening and clozapine "

@@ -1,2 +1,2 @@
-"""RadiologyReport-v0: report imaging studies from structured findings, communicate critical results, sign
+"""RadiologyReport-v1: report imaging studies from structured findings, communicate critical results, sign
 structured reports."""

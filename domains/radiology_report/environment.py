@@ -1,4 +1,4 @@
-"""RadiologyReport-v0: report an imaging study from its structured findings, communicate critical results with
+"""RadiologyReport-v1: report an imaging study from its structured findings, communicate critical results with
 read-back, register incidental follow-up, and sign a structured final report.
 
 Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``.
@@ -48,7 +48,7 @@ def communication_text(arguments: dict[str, Any]) -> str:
 
 
 class RadiologyReportEnv(BundledDomain, ToolDomainEnv):
-    """RadiologyReport-v0: a reporting radiologist agent works one study from the worklist through tools (study
+    """RadiologyReport-v1: a reporting radiologist agent works one study from the worklist through tools (study
     details and technique, the clinical indication, structured findings, the imaging history and prior reports, the
     care team, report templates by modality, follow-up guidance, calculators for Fleischner nodule follow-up, adrenal
     nodules and interval growth), communicates results that need action with read-back, registers incidental
@@ -64,7 +64,7 @@ class RadiologyReportEnv(BundledDomain, ToolDomainEnv):
 
     Spaces, starting state, rewards, episode end, information and the common arguments are those of
     ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
-    ``clinical_gym.domains.shared_toolkits``). ``gym.make("RadiologyReport-v0", knowledge=None, split="train")``.
+    ``clinical_gym.domains.shared_toolkits``). ``gym.make("RadiologyReport-v1", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

@@ -195,7 +195,7 @@ def _interval_months(recommendation: str) -> int | None:
 
 
 class RadiologyReportGenerator(TaskGenerator):
-    env_id = "RadiologyReport-v0"
+    env_id = "RadiologyReport-v1"
     id_prefix = "grr"
     collections = {"patients": "patient_id", "studies": "accession"}
     held_out = ("part-solid nodules; adrenal adenomas characterised by washout; critical findings pneumoperitoneum "

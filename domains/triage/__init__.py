@@ -1,1 +1,1 @@
-"""Triage-v0: a tool-using emergency department triage domain (Emergency Severity Index, codes, life-saving care)."""
+"""Triage-v1: a tool-using emergency department triage domain (Emergency Severity Index, codes, life-saving care)."""

@@ -1,4 +1,4 @@
-"""Triage-v0: triage patients arriving at the emergency department with the Emergency Severity Index (ESI 1-5),
+"""Triage-v1: triage patients arriving at the emergency department with the Emergency Severity Index (ESI 1-5),
 act on what cannot wait, and submit the decision.
 
 Entry points (tau2-bench layout): ``get_environment(db=None, **kwargs)`` and ``get_tasks(split=None)``.
@@ -54,7 +54,7 @@ def escalation_text(name: str, arguments: dict[str, Any]) -> str | None:
 
 
 class TriageEnv(BundledDomain, ToolDomainEnv):
-    """Triage-v0: a triage nurse agent assesses an arriving patient through tools (presentation, vital signs with
+    """Triage-v1: a triage nurse agent assesses an arriving patient through tools (presentation, vital signs with
     pain score, history and allergies, red-flag screen, primary survey, expected resources, the ESI reference, a
     danger-zone check), acts on what cannot wait (bedside tests, life-saving interventions and standing orders,
     code activation, physician escalation), assigns the ESI level, writes the triage note, and submits the option
@@ -68,7 +68,7 @@ class TriageEnv(BundledDomain, ToolDomainEnv):
 
     Spaces, starting state, rewards, episode end, information and the common arguments are those of
     ``ToolDomainEnv``. Domain argument: ``knowledge`` ("bundled", a ``knowledge_base.PassageSearch``, or None; see
-    ``clinical_gym.domains.shared_toolkits``). ``gym.make("Triage-v0", knowledge=None, split="train")``.
+    ``clinical_gym.domains.shared_toolkits``). ``gym.make("Triage-v1", knowledge=None, split="train")``.
     """
 
     bundled = BUNDLED

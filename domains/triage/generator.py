@@ -121,7 +121,7 @@ def _weight(rng: np.random.Generator, patient_age: float) -> float:
 
 
 class TriageGenerator(TaskGenerator):
-    env_id = "Triage-v0"
+    env_id = "Triage-v1"
     id_prefix = "gtr"
     collections = {"patients": "patient_id"}
     held_out = ("presentations the train split never shows: "

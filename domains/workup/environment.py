@@ -1,4 +1,4 @@
-"""DiagnosticWorkup-v0: order examinations one at a time from an EHR world model, then diagnose (DiagGym)."""
+"""DiagnosticWorkup-v1: order examinations one at a time from an EHR world model, then diagnose (DiagGym)."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ class DiagnosticWorkupEnv(ClinicalEnv):
     ``case_id``.
 
     ## Arguments
-    ``gym.make("DiagnosticWorkup-v0", cases="library", split=None | "train" | "test" | "all",
+    ``gym.make("DiagnosticWorkup-v1", cases="library", split=None | "train" | "test" | "all",
     world_model="record" | "openai:MODEL" | "transformers:PATH" | WorldModel | LLMClient,
     world_model_mode="completion" | "chat", reward_config=None, judge=None | "openai:MODEL" | "transformers:PATH" |
     LLMClient, multi_exam="first" | "all" | "reject", protocol="end_to_end" | "single_turn", rubrics=True)``
@@ -158,7 +158,7 @@ class DiagnosticWorkupEnv(ClinicalEnv):
             [f"{c.id}@{SINGLE_TURN_DIAGNOSIS}" for c in self.cases] if protocol == "single_turn" else []
         self._step: str | None = None
         if reward != "diaggym":
-            raise ValueError(f"unknown reward preset {reward!r}; DiagnosticWorkup-v0 has 'diaggym'")
+            raise ValueError(f"unknown reward preset {reward!r}; DiagnosticWorkup-v1 has 'diaggym'")
         known = {f.name for f in fields(DiagGymReward)}
         unknown = set(reward_config or {}) - known
         if unknown:

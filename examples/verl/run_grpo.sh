@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # GRPO with verl on a clinical-gym environment: GPU only (vLLM rollouts, FSDP training). Not run on the CPU
 # machines this project is developed on; what is verified on CPU: docs/server.md ("verl").
-#   bash examples/verl/run_grpo.sh                        # ClinicalInquiry-v0
-#   ENV=Triage-v0 LOOPS=examples/verl/agent_loops_triage.yaml bash examples/verl/run_grpo.sh
+#   bash examples/verl/run_grpo.sh                        # ClinicalInquiry-v1
+#   ENV=Triage-v1 LOOPS=examples/verl/agent_loops_triage.yaml bash examples/verl/run_grpo.sh
 set -euo pipefail
-ENV=${ENV:-ClinicalInquiry-v0}
+ENV=${ENV:-ClinicalInquiry-v1}
 LOOPS=${LOOPS:-examples/verl/agent_loops_inquiry.yaml}
 MODEL=${MODEL:-Qwen/Qwen2.5-1.5B-Instruct}
 DATA=${DATA:-data/$(echo "$ENV" | tr 'A-Z' 'a-z' | cut -d- -f1)}

@@ -30,7 +30,7 @@ class TrainerConfig:
     """Settings shared by every trainer.
 
     > Environment
-        env: registered environment id (``ClinicalInquiry-v0``; ``module:Env-v0`` imports ``module`` first).
+        env: registered environment id (``ClinicalInquiry-v1``; ``module:Env-v0`` imports ``module`` first).
         env_kwargs: keyword arguments for ``gym.make`` (a JSON object on the command line).
 
     > Model
@@ -62,7 +62,7 @@ class TrainerConfig:
     """
 
     # environment
-    env: str = option("registered environment id, e.g. ClinicalInquiry-v0", default="ClinicalInquiry-v0")
+    env: str = option("registered environment id, e.g. ClinicalInquiry-v1", default="ClinicalInquiry-v1")
     env_kwargs: dict[str, Any] = option("keyword arguments for gym.make, as a JSON object", default_factory=dict)
     # model
     model: str = option("model folder or hub id (required)", default="")

@@ -77,8 +77,8 @@ def env_metrics(trajectories: Sequence[Trajectory], domain: str) -> dict[str, fl
 
 
 def env_domain(env_id: str) -> str:
-    """The ``clinical_gym.domains`` package of a registered clinical-gym id (``ClinicalInquiry-v0`` -> ``inquiry``,
-    ``Triage-v0`` -> ``triage``), else the id's name without its version."""
+    """The ``clinical_gym.domains`` package of a registered clinical-gym id (``ClinicalInquiry-v1`` -> ``inquiry``,
+    ``Triage-v1`` -> ``triage``), else the id's name without its version."""
     name = env_id.split(":")[-1]
     domain = next((e.domain for e in ENVIRONMENTS if e.id == name), "")
     return domain or name.rsplit("-v", 1)[0]

@@ -3,8 +3,8 @@ rollouts, advantages, the loss and the update to logging and checkpoints.
 
 Paper, equations (Eq. 1-5 below) and deviations: trainers/grpo/README.md.
 
-    clinical-gym train grpo --env ClinicalInquiry-v0 --model PATH --lora-r 8 [--config FILE.yaml] [--resume]
-    python -m clinical_gym.trainers.grpo.train --env ClinicalInquiry-v0 --model PATH ...
+    clinical-gym train grpo --env ClinicalInquiry-v1 --model PATH --lora-r 8 [--config FILE.yaml] [--resume]
+    python -m clinical_gym.trainers.grpo.train --env ClinicalInquiry-v1 --model PATH ...
 """
 
 from __future__ import annotations

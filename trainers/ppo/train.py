@@ -3,8 +3,8 @@ rollouts, values, token rewards, GAE, the clipped losses and the update to loggi
 
 Papers, equations (Eq. 1-8 below) and deviations: trainers/ppo/README.md.
 
-    clinical-gym train ppo --env ClinicalInquiry-v0 --model PATH --lora-r 8 [--config FILE.yaml] [--resume]
-    python -m clinical_gym.trainers.ppo.train --env ClinicalInquiry-v0 --model PATH ...
+    clinical-gym train ppo --env ClinicalInquiry-v1 --model PATH --lora-r 8 [--config FILE.yaml] [--resume]
+    python -m clinical_gym.trainers.ppo.train --env ClinicalInquiry-v1 --model PATH ...
 """
 
 from __future__ import annotations

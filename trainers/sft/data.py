@@ -298,7 +298,7 @@ def dialogue_actions(row: MTMedDialogRow) -> tuple[list[str], list[str]]:
     return [*actions, f"<answer>{final}</answer>"], [a for _, a in turns]
 
 
-def dialogue_examples(path: str | Path, *, env_id: str = "ClinicalInquiry-v0",
+def dialogue_examples(path: str | Path, *, env_id: str = "ClinicalInquiry-v1",
                       env_kwargs: Mapping[str, Any] | None = None, min_reward: float | None = None,
                       rationale: str = "fill", max_recommendation_words: int | None = None,
                       ) -> tuple[list[ExpertExample], DataReport]:

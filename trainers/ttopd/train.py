@@ -6,8 +6,8 @@ EMA, logging and checkpoints. GRPO's pieces (groups, advantages, clipped surroga
 Paper (Healthcare AI GYM, arXiv:2605.02943), equations (Eq. 2-4 below; GRPO's in trainers/grpo/README.md) and the
 ablations: trainers/ttopd/README.md.
 
-    clinical-gym train ttopd --env MedicalQA-v0 --model PATH --lora-r 8 [--config FILE.yaml] [--resume]
-    python -m clinical_gym.trainers.ttopd.train --env MedicalQA-v0 --model PATH ...
+    clinical-gym train ttopd --env MedicalQA-v1 --model PATH --lora-r 8 [--config FILE.yaml] [--resume]
+    python -m clinical_gym.trainers.ttopd.train --env MedicalQA-v1 --model PATH ...
 """
 
 from __future__ import annotations
