@@ -145,3 +145,18 @@ def test_json_cut_short_and_python_literals_with_comments():
     commented = parse_tool_call("{'name': 'get_patient', 'arguments': {'mrn': 'MRN-001'}}  # the chart")
     assert commented.form is CallForm.PARTIAL and commented.arguments == {"mrn": "MRN-001"}
     assert parse_tool_call("[{'name': 'get_patient'}]").form is CallForm.PARTIAL
+
+
+@pytest.mark.parametrize("text, name, form", [
+    # JSON with text after it ("Extra data"): the object at the start is still the one recovered
+    ('{"name": "get_patient", "arguments": {"mrn": "MRN-001"}} and then I will decide', "get_patient",
+     CallForm.PARTIAL),
+    # the outer object fails; a call object inside it is found
+    ('{"plan": {"name": "get_patient", "arguments": {"mrn": "MRN-001"}}, "then": ', "get_patient", CallForm.PARTIAL),
+    # a first object without a name is passed over for the call after it
+    ('{"thought": "chart first"} {"name": "get_patient", "arguments": {}}', "get_patient", CallForm.PARTIAL),
+    ('{"name": "get_patient", "arguments": {"mrn": "MRN-001"}', "", CallForm.INVALID),
+])
+def test_json_that_fails_is_searched_for_an_embedded_call(text, name, form):
+    call = parse_tool_call(text)
+    assert (call.name, call.form) == (name, form), call.error

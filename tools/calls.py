@@ -50,6 +50,8 @@ _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S | re.I)
 _PYTHON_CALL = re.compile(r"^[A-Za-z_][\w.]*\s*\(.*\)$", re.S)
 _JSON_NAMES = {"true": True, "false": False, "null": None}
 _LEADING_THINK = re.compile(r"^\s*(?:<think>.*?</think>\s*)+", re.S | re.I)
+_DECODER = json.JSONDecoder()  # stateless: one for every search, not one per call
+_CALL_KEYS = frozenset({"name", "function", "tool_calls"})
 
 
 class ParsedCall(BaseModel):
@@ -146,7 +148,9 @@ def _from_json_text(text: str) -> list[ParsedCall]:
         literal = _python_literal(text) if text[-1:] in "}]" or "#" in text else None
         if literal is not None:
             return _from_value(literal, CallForm.PARTIAL)
-        embedded = _embedded_json(text)
+        # json.loads read the object at 0 as raw_decode would; unless only text after it failed ("Extra data"), the
+        # search for an embedded call need not decode it again
+        embedded = _embedded_json(text, 0 if exc.msg == "Extra data" else 1)
         return embedded if embedded is not None else [invalid(_json_error(exc))]
     if not isinstance(value, (dict, list)):
         return [invalid(f"expected a JSON object such as {EXAMPLE}, got {type(value).__name__}")]
@@ -246,16 +250,19 @@ def _python_literal(text: str) -> Any:
     return value if isinstance(value, (dict, list)) else None
 
 
-def _embedded_json(text: str) -> list[ParsedCall] | None:
-    """The first JSON object in ``text`` that looks like a call (has "name", "function" or "tool_calls")."""
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
+def _embedded_json(text: str, start: int = 0) -> list[ParsedCall] | None:
+    """The first JSON object in ``text`` (from ``start``) that looks like a call (has "name", "function" or
+    "tool_calls")."""
+    at = text.find("{", start)
+    while at >= 0:
         try:
-            value, _ = decoder.raw_decode(text, match.start())
+            value, _ = _DECODER.raw_decode(text, at)
         except (json.JSONDecodeError, RecursionError):
+            at = text.find("{", at + 1)
             continue
-        if isinstance(value, dict) and {"name", "function", "tool_calls"} & set(value):
+        if isinstance(value, dict) and not _CALL_KEYS.isdisjoint(value):
             return _from_value(value, CallForm.PARTIAL)
+        at = text.find("{", at + 1)
     return None
 
 
@@ -263,7 +270,7 @@ def _no_call_found(text: str) -> str:
     """Why prose holds no call: the JSON error of its first ``{``, or that it has no JSON object with a name."""
     if "{" in text:
         try:
-            json.JSONDecoder().raw_decode(text, text.index("{"))
+            _DECODER.raw_decode(text, text.index("{"))
         except json.JSONDecodeError as exc:
             return _json_error(exc)
         except RecursionError:
