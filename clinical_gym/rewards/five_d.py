@@ -49,6 +49,7 @@ from clinical_gym.rewards.rubric import RubricVerdict, weighted_rubric_score
 from clinical_gym.rewards.safety import Violation, detect_violations, safety_score
 from clinical_gym.tool_env.tasks import Assertion, RewardBasis
 from clinical_gym.tools import ToolKind
+from clinical_gym.tools.trusted import trusted
 
 DIMENSIONS = ("accuracy", "process", "safety", "format", "coherence", "assertions")
 OPEN_ACCURACY = ("overlap", "semantic")
@@ -192,9 +193,10 @@ class FiveDReward:
             "assertions": sum(graded) / len(graded) if graded else None,
         }
         components = ({"accuracy": accuracy} if cfg.sparse else self._combine(scores, violations))
-        return FiveDResult(total=sum(components.values()), components=components, scores=scores,
-                           result=_result(record, accuracy, cfg), process=process, coherence=coherence,
-                           assertions=verdicts, violations=violations, rubric=rubric)
+        # every value is of its field's type and every container new (clinical_gym.tools.trusted: 10 -> 2.5 us)
+        return trusted(FiveDResult, total=sum(components.values()), components=components, scores=scores,
+                       result=_result(record, accuracy, cfg), process=process, coherence=coherence,
+                       assertions=verdicts, violations=violations, rubric=rubric)
 
     def _combine(self, scores: dict[str, float | None], violations: list[Violation]) -> dict[str, float]:
         cfg = self.config

@@ -36,6 +36,7 @@ from clinical_gym.tool_env.tasks import Task, load_tasks, select_split
 from clinical_gym.tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls, tool
 from clinical_gym.tools.calls import EXAMPLE
 from clinical_gym.tools.toolkit import BoundTool
+from clinical_gym.tools.trusted import trusted
 
 logger = logging.getLogger(__name__)
 JUDGE_FAILED = "The task ended because the reward judge failed."
@@ -376,10 +377,12 @@ class ToolDomainEnv(ClinicalEnv):
     def episode_record(self) -> EpisodeRecord:
         """What the reward sees about the episode so far."""
         task = self.task
-        return EpisodeRecord(task=task, calls=list(self.calls), turn_formats=list(self.turn_formats),
-                             answer=self.submitted, patient=self.patient_facts(self.db, task),
-                             actions=self.clinical_actions(self.calls), tool_kinds=self.tool_kinds,
-                             can_document=self.can_document, final_db=self.db)
+        # built without re-validation: every value is of its field's type, and the containers are copies (see
+        # clinical_gym.tools.trusted; validating copied the 27-entry tool_kinds dict and the call list: 6.5 -> 2 us)
+        return trusted(EpisodeRecord, task=task, calls=list(self.calls), turn_formats=list(self.turn_formats),
+                       answer=self.submitted, patient=self.patient_facts(self.db, task),
+                       actions=self.clinical_actions(self.calls), tool_kinds=dict(self.tool_kinds),
+                       can_document=self.can_document, final_db=self.db)
 
     def _outcome(self, record: EpisodeRecord, graded: FiveDResult) -> dict[str, Any]:
         task = self.task

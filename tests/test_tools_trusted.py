@@ -1,0 +1,69 @@
+"""``clinical_gym.tools.trusted``: records built from already-typed values equal the validated ones in every way a
+user sees (fields, order, dump, JSON, fields set, frozen), and models it cannot build are refused."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator
+
+from clinical_gym.rewards.episode import CallRecord
+from clinical_gym.rewards.five_d import FiveDResult, ProcessScore
+from clinical_gym.rewards.coherence import CoherenceResult
+from clinical_gym.tools import CallForm, ToolKind
+from clinical_gym.tools.trusted import trusted
+
+
+def _same(a: BaseModel, b: BaseModel) -> None:
+    assert type(a) is type(b)
+    assert a == b and repr(a) == repr(b)
+    assert list(a.__dict__) == list(b.__dict__)
+    assert a.model_dump() == b.model_dump() and a.model_dump_json() == b.model_dump_json()
+    assert a.model_fields_set == b.model_fields_set
+
+
+def test_every_field_given_or_defaults_filled_as_validation_does():
+    full = dict(index=2, turn=1, name="get_patient_info", arguments={"patient_id": "P001"}, kind=ToolKind.READ,
+                ok=True, error_kind=None, form=CallForm.JSON, content="{}", reviews=frozenset({"demographics"}))
+    _same(trusted(CallRecord, **full), CallRecord(**full))
+    some = dict(index=0, turn=1, name="think", ok=False, form=CallForm.INVALID)
+    built, validated = trusted(CallRecord, **some), CallRecord(**some)
+    _same(built, validated)
+    assert built.arguments == {} and built.arguments is not trusted(CallRecord, **some).arguments  # fresh default
+    with pytest.raises(ValidationError):
+        built.ok = True  # still frozen
+
+
+def test_a_nested_result_matches_its_validated_twin():
+    process = ProcessScore(score=0.5, coverage=0.5, diversity=1.0, thoroughness=0.0, matched_actions=["a"],
+                           missed_actions=[])
+    values = dict(total=0.4, components={"accuracy": 0.25, "process": 0.15}, scores={"accuracy": 1.0,
+                  "assertions": None}, result="correct", process=process,
+                  coherence=CoherenceResult(score=1.0, checks={"clear_conclusion": True}), assertions=[],
+                  violations=[])
+    _same(trusted(FiveDResult, **values), FiveDResult(**values))
+    _same(trusted(FiveDResult, **values, rubric=[]), FiveDResult(**values, rubric=[]))
+
+
+def test_unknown_or_missing_fields_and_unsuitable_models_are_refused():
+    with pytest.raises(TypeError, match="no field"):
+        trusted(CallRecord, index=0, turn=1, name="x", ok=True, form=CallForm.JSON, colour="red")
+    with pytest.raises(TypeError, match="missing required field 'ok'"):
+        trusted(CallRecord, index=0, turn=1, name="x", form=CallForm.JSON)
+
+    class Checked(BaseModel):
+        value: int
+
+        @field_validator("value")
+        @classmethod
+        def positive(cls, v: int) -> int:
+            return abs(v)
+
+    class Private(BaseModel):
+        _cache: dict = PrivateAttr(default_factory=dict)
+
+    class Open(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+    for model in (Checked, Private, Open):
+        with pytest.raises(TypeError, match="build it by validation"):
+            trusted(model, value=1) if model is Checked else trusted(model)
