@@ -41,3 +41,23 @@ def test_f1_is_symmetric_and_bounded(a, b):
     score = word_f1(a, b)
     assert 0.0 <= score <= 1.0
     assert score == pytest.approx(word_f1(b, a))
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_normalize_ascii_fast_path_equals_the_unicode_folding(text):
+    # ASCII text skips NFKD and the combining-mark pass; the result must be what that pass gives
+    import re
+    import unicodedata
+
+    from clinical_gym.cases.schema import normalize
+
+    folded = unicodedata.normalize("NFKD", text.lower())
+    slow = " ".join(re.findall(r"[a-z0-9]+", "".join(c for c in folded if not unicodedata.combining(c))))
+    assert normalize(text) == slow
+
+
+def test_normalize_still_folds_accents():
+    from clinical_gym.cases.schema import normalize
+
+    assert normalize("Guillain-Barré Syndrome") == "guillain barre syndrome"
+    assert normalize("ﬁbrosis ①") == "fibrosis 1"
