@@ -8,6 +8,8 @@ from typing import Annotated, Literal, Optional
 
 import pytest
 from annotated_types import Interval
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from clinical_gym.tools import (
@@ -348,3 +350,44 @@ def test_repeated_scalar_calls_validate_like_the_first():
         assert call(ward, "divide", a=1.0, b=2).content == "0.5"
     labels = Labels()
     assert [call(labels, "label", text="x").content for _ in range(3)] == ['["x"]'] * 3
+
+
+class _Colour(str, enum.Enum):
+    RED = "red"
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+class _Plain(enum.Enum):
+    A = "a"
+
+
+class _Row(BaseModel):
+    name: str
+    level: _Level = _Level.HIGH
+
+
+_JSON_LIKE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.sampled_from([_Colour.RED, _Level.HIGH,
+                                                                                         _Plain.A]),
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=5) | st.integers() | st.sampled_from([_Colour.RED]), inner, max_size=4)
+    | st.builds(lambda n: _Row(name=n), st.text(max_size=5)) | st.frozensets(st.integers(), max_size=3),
+    max_leaves=12)
+
+
+@given(_JSON_LIKE)
+def test_rendering_plain_values_directly_gives_the_text_of_pydantics_json_view(value):
+    # render encodes plain JSON values as they are and everything else through to_jsonable_python: the text must
+    # be what encoding the pydantic JSON view of any value gives
+    from pydantic_core import to_jsonable_python
+
+    from clinical_gym.tools.toolkit import render
+
+    if isinstance(value, str) or value is None:
+        assert render(value) == ("OK" if value is None else value)  # text as it is, nothing as OK
+        return
+    expected = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode(to_jsonable_python(value))
+    assert render(value) == expected

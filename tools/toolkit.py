@@ -203,7 +203,12 @@ def render(output: Any) -> str:
         return output
     if output is None:
         return "OK"
-    return _COMPACT_JSON.encode(to_jsonable_python(output))
+    try:  # plain JSON values (a tool's usual dict of text and numbers) encode as they are, the same text
+        return _COMPACT_JSON.encode(output)
+    except (TypeError, ValueError, RecursionError):
+        # models, enums of other types, dates, sets, non-text keys ...: pydantic's JSON view first (2 us a result
+        # when applied to everything)
+        return _COMPACT_JSON.encode(to_jsonable_python(output))
 
 
 def _exception_text(exc: Exception) -> str:
