@@ -311,3 +311,30 @@ def test_every_reset_binds_the_same_tools_in_the_same_order_to_its_own_database(
         assert env.toolkit.tools["order_lab_test"].function.__self__.db is env.db
         toolkits.append(env.toolkit)
     assert toolkits[0].tools["think"] is toolkits[2].tools["think"]  # the shared toolkits are bound once
+
+
+def test_a_reset_binds_a_domain_tool_only_when_looked_up_and_the_view_is_the_merged_toolkit(env):
+    from clinical_gym.tools import Toolkit
+
+    env.reset(options={"task_id": "pneu"})
+    merged = Toolkit.merge(env.domain_tools, *env._shared)  # what the episode's toolkit stands for
+    tools = env.toolkit.tools
+    assert list(tools) == list(merged.tools) and len(tools) == len(merged.tools) and len(env.toolkit) == len(merged)
+    assert "think" in tools and "get_patient_info" in env.toolkit and "no_such_tool" not in tools
+    assert tools.get("no_such_tool") is None and tools.get("no_such_tool", 7) == 7
+    with pytest.raises(KeyError):
+        tools["no_such_tool"]
+    with pytest.raises(TypeError):
+        tools["think"] = tools["think"]  # read-only, as before
+    assert tools._bound == {}  # nothing bound until the agent calls a tool
+    obs, *_ = env.step(call_text("get_patient_info", {"patient_id": env.task.patient_id}))
+    assert json.loads(obs)["patient_id"] == env.task.patient_id
+    assert list(tools._bound) == ["get_patient_info"]
+    for name, bound in tools.items():  # every tool bound to this episode's toolkit, as merge binds them
+        expected = merged.tools[name]
+        assert (bound.spec, bound.owner) == (expected.spec, expected.owner)
+        assert getattr(bound.function, "__self__", None) in (env.domain_tools, getattr(expected.function,
+                                                                                      "__self__", None))
+    assert dict(tools).keys() == dict(merged.tools).keys()
+    env.reset(options={"task_id": "pneu"})
+    assert env.toolkit.tools._bound == {} and env.toolkit.tools["get_patient_info"].function.__self__.db is env.db

@@ -16,7 +16,7 @@ import difflib
 import functools
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, NamedTuple
 
@@ -150,6 +150,19 @@ class Toolkit:
         combined.__dict__["_bound_tools"] = MappingProxyType(merged)
         return combined
 
+    def with_bound(self, others: Mapping[str, BoundTool]) -> Toolkit:
+        """One toolkit holding this toolkit's tools, then ``others`` (names must not clash: not checked here, see
+        ``merge``), whose tools of this class are bound to this instance when first looked up: a tool environment
+        makes one per reset, and most of a domain's 25 tools are never called in an episode (binding them all took
+        8 us a reset)."""
+        combined = Toolkit()
+        own = self.__dict__.get("_bound_tools")
+        if own is not None or type(self).tools is not Toolkit.tools:  # already bound (a merge), or its own view
+            combined.__dict__["_bound_tools"] = MappingProxyType({**self.tools, **others})
+        else:
+            combined.__dict__["_bound_tools"] = _BindOnLookup(self, others)
+        return combined
+
     def call(self, call: ParsedCall | str | Mapping[str, Any] | list[Any]) -> ToolResult:
         """Run one call (a ``ParsedCall``, or raw agent output to parse first) and report what happened."""
         if not isinstance(call, ParsedCall):
@@ -181,6 +194,51 @@ class Toolkit:
         names = tuple(self.tools)
         # the close-match search grows with the number of tools: repeated short names come from a cache
         return _unknown_cached(names, name) if len(name) <= 100 else _unknown_message(names, name)
+
+
+class _BindOnLookup(Mapping[str, BoundTool]):
+    """A read-only map of a toolkit's tools followed by ``others`` (already bound), in that order; each of the
+    toolkit's tools is bound to it the first time it is looked up."""
+
+    __slots__ = ("_toolkit", "_attributes", "_owner", "_others", "_bound")
+
+    def __init__(self, toolkit: Toolkit, others: Mapping[str, BoundTool]) -> None:
+        self._toolkit = toolkit
+        self._attributes = type(toolkit)._tool_attributes
+        self._owner = type(toolkit).__name__
+        self._others = others
+        self._bound: dict[str, BoundTool] = {}
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        bound = self._bound.get(name)
+        if bound is None:
+            entry = self._attributes.get(name)
+            if entry is None:
+                return self._others.get(name, default)
+            bound = self._bound[name] = BoundTool(entry[1], getattr(self._toolkit, entry[0]), self._owner)
+        return bound
+
+    def __getitem__(self, name: str) -> BoundTool:
+        bound = self.get(name, _MISSING)
+        if bound is _MISSING:
+            raise KeyError(name)
+        return bound  # type: ignore[no-any-return]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._attributes or name in self._others
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._attributes
+        yield from (name for name in self._others if name not in self._attributes)
+
+    def __len__(self) -> int:
+        return len(self._attributes) + sum(1 for name in self._others if name not in self._attributes)
+
+    def __repr__(self) -> str:
+        return f"{{{', '.join(map(repr, self))}}}"
+
+
+_MISSING = object()
 
 
 def _unknown_message(names: tuple[str, ...], name: str) -> str:

@@ -309,18 +309,18 @@ class ToolDomainEnv(ClinicalEnv):
 
     # -- pieces --------------------------------------------------------------------------------------------------
     def _toolkit(self, domain_tools: Toolkit) -> Toolkit:
-        """``Toolkit.merge(domain_tools, *shared)``; every reset makes one, so the shared tools are collected once
-        and the name-clash check runs once per set of domain tool names."""
-        names = tuple(domain_tools.tools)
+        """``Toolkit.merge(domain_tools, *shared)``; every reset makes one, so the shared tools are collected once,
+        the name-clash check runs once per set of domain tool names, and a domain tool is bound to the episode's
+        toolkit only when the agent calls it (``Toolkit.with_bound``)."""
+        lazy = "_bound_tools" not in domain_tools.__dict__ and type(domain_tools).tools is Toolkit.tools
+        names = tuple(type(domain_tools)._tool_attributes if lazy else domain_tools.tools)
         if names not in self._checked_names:
             merged = Toolkit.merge(domain_tools, *self._shared)  # raises ToolNameClashError
             self._checked_names.add(names)
             return merged
         if self._shared_bound is None:
-            self._shared_bound = dict(Toolkit.merge(*self._shared).tools)
-        combined = Toolkit()
-        combined.__dict__["_bound_tools"] = MappingProxyType({**domain_tools.tools, **self._shared_bound})
-        return combined
+            self._shared_bound = MappingProxyType(dict(Toolkit.merge(*self._shared).tools))
+        return domain_tools.with_bound(self._shared_bound)
 
     def _system_prompt(self, toolkit: Toolkit) -> str:
         listed = "\n".join(f"- {name} ({bound.spec.kind.value}): {bound.spec.description}"
