@@ -338,3 +338,23 @@ def test_a_reset_binds_a_domain_tool_only_when_looked_up_and_the_view_is_the_mer
     assert dict(tools).keys() == dict(merged.tools).keys()
     env.reset(options={"task_id": "pneu"})
     assert env.toolkit.tools._bound == {} and env.toolkit.tools["get_patient_info"].function.__self__.db is env.db
+
+
+def test_call_records_equal_validated_ones_and_odd_review_categories_still_validate(env):
+    from pydantic import ValidationError
+
+    from clinical_gym.rewards.episode import CallRecord
+
+    env.reset(options={"task_id": "pneu"})
+    env.step(call_text("get_patient_info", {"patient_id": env.task.patient_id}))
+    env.step('{"name": "get_patient_info", "arguments": {"patient_id": ')
+    for record in env.calls:  # built without validation: the same as validating the same values
+        twin = CallRecord(**record.model_dump())
+        assert record == twin and record.model_dump_json() == twin.model_dump_json()
+    assert env.calls[0].reviews == frozenset({"demographics"}) and env.calls[1].reviews == frozenset()
+    env.review_categories = {"get_patient_info": {"demographics"}}  # a set, not a frozenset: validated into one
+    env.step(call_text("get_patient_info", {"patient_id": env.task.patient_id}))
+    assert type(env.calls[-1].reviews) is frozenset and env.calls[-1].reviews == {"demographics"}
+    env.review_categories = {"get_patient_info": frozenset({"chart"})}  # not a category: refused as before
+    with pytest.raises(ValidationError):
+        env.step(call_text("get_patient_info", {"patient_id": env.task.patient_id}))

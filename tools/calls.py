@@ -119,7 +119,9 @@ def _has_tool_calls(value: Any) -> bool:
 
 
 def _from_text(text: str) -> list[ParsedCall]:
-    text = _LEADING_THINK.sub("", text).strip()
+    if "<" in text:  # only then can it open with <think> blocks
+        text = _LEADING_THINK.sub("", text)
+    text = text.strip()
     if not text:
         return [invalid(f"the reply is empty; expected a tool call such as {EXAMPLE}")]
     if text[0] in "{[":
@@ -175,11 +177,11 @@ def _rewrap(calls: list[ParsedCall], form: CallForm) -> list[ParsedCall]:
 
 def _from_value(value: Mapping[str, Any] | Sequence[Any], form: CallForm) -> list[ParsedCall]:
     """Calls from a decoded call object, a list of them, or a message with ``tool_calls``."""
-    if isinstance(value, Mapping) and "tool_calls" in value:
+    if _is_mapping(value) and "tool_calls" in value:
         value = value["tool_calls"]
         if not isinstance(value, (list, tuple)) or not value:
             return [invalid('"tool_calls" must be a non-empty list of calls')]
-    if isinstance(value, Mapping):
+    if _is_mapping(value):
         return [_from_call_object(value, form)]
     if not value:
         return [invalid(f"the list of calls is empty; expected a call such as {EXAMPLE}")]
@@ -187,10 +189,16 @@ def _from_value(value: Mapping[str, Any] | Sequence[Any], form: CallForm) -> lis
             else invalid(f"each call must be a JSON object, got {type(item).__name__}") for item in value]
 
 
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, with decoded JSON's plain dicts answered without the ABC check."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _from_call_object(obj: Mapping[str, Any], form: CallForm) -> ParsedCall:
     """A call from ``{"name", "arguments"}`` or an OpenAI ``{"type": "function", "function": {...}}`` entry."""
     call_id = obj.get("id") if isinstance(obj.get("id"), str) else None
-    body = obj["function"] if isinstance(obj.get("function"), Mapping) else obj
+    function = obj.get("function")
+    body = function if function is not None and _is_mapping(function) else obj
     name = body.get("name")
     if not isinstance(name, str) or not name.strip():
         return invalid(f'the call has no "name" (a non-empty string); expected {EXAMPLE}')
@@ -206,7 +214,7 @@ def _from_call_object(obj: Mapping[str, Any], form: CallForm) -> ParsedCall:
                 arguments = _loads(arguments)
             except json.JSONDecodeError as exc:
                 return invalid(f"the arguments of {name!r} are not valid JSON: {_json_error(exc)}", name)
-    if not isinstance(arguments, Mapping):
+    if not _is_mapping(arguments):
         return invalid(f'the "arguments" of {name!r} must be a JSON object, got {type(arguments).__name__}', name)
     return ParsedCall(name=name, arguments=dict(arguments), form=form, call_id=call_id)
 

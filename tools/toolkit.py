@@ -165,7 +165,7 @@ class Toolkit:
 
     def call(self, call: ParsedCall | str | Mapping[str, Any] | list[Any]) -> ToolResult:
         """Run one call (a ``ParsedCall``, or raw agent output to parse first) and report what happened."""
-        if not isinstance(call, ParsedCall):
+        if type(call) is not ParsedCall and not isinstance(call, ParsedCall):  # (the ABC check only for others)
             call = parse_tool_call(call)
         if not call.ok:
             return _failure(call, "invalid_call", call.error or "invalid call")

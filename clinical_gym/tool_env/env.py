@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from annotated_types import MinLen
 
@@ -43,6 +43,12 @@ JUDGE_FAILED = "The task ended because the reward judge failed."
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_CALLS_PER_TURN = 4
 CALL_HINT = "Reply with one tool call as a JSON object; call submit_answer to finish."
+_NO_REVIEWS: frozenset[ReviewCategory] = frozenset()
+_CATEGORIES = frozenset(get_args(ReviewCategory))
+
+
+def _validated(model: type[CallRecord], **values: Any) -> CallRecord:
+    return model(**values)
 
 
 class EpisodeTools(Toolkit):
@@ -333,10 +339,14 @@ class ToolDomainEnv(ClinicalEnv):
     def _record(self, call: ParsedCall, result: ToolResult) -> ToolResult:
         arguments = self.canonical_arguments(result.name, dict(result.arguments)) if result.ok else dict(
             result.arguments)
-        self.calls.append(CallRecord(
-            index=len(self.calls), turn=self.turn, name=result.name, arguments=arguments, kind=result.kind,
-            ok=result.ok, error_kind=result.error_kind, form=call.form, content=result.content,
-            reviews=self.review_categories.get(result.name, frozenset()) if result.ok else frozenset()))
+        reviews = self.review_categories.get(result.name, _NO_REVIEWS) if result.ok else _NO_REVIEWS
+        # every field of its type (arguments a new dict, reviews a frozenset of known categories): built without
+        # re-validation (4.9 -> 3.9 us a call); a domain's reviews of another type or category go through validation
+        build = trusted if type(reviews) is frozenset and reviews <= _CATEGORIES else _validated
+        self.calls.append(build(
+            CallRecord, index=len(self.calls), turn=self.turn, name=result.name, arguments=arguments,
+            kind=result.kind, ok=result.ok, error_kind=result.error_kind, form=call.form, content=result.content,
+            reviews=reviews))
         return result
 
     @staticmethod
