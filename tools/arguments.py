@@ -25,9 +25,10 @@ _NO_DEFAULT = inspect.Parameter.empty
 _MAX_SHOWN = 60
 _STRICT_JSON = json.JSONEncoder(allow_nan=False)  # json.dumps(..., allow_nan=False) without a new encoder per call
 _SCALARS = frozenset({str, int, float, bool, type(None)})
-# (validation model, ((name, type, value), ...)) -> validated keyword arguments, for calls whose arguments and
+# (validation model, (names, value types, values)) -> validated keyword arguments, for calls whose arguments and
 # validated values are all immutable scalars (validation is a pure function of them); cleared when full
-_VALIDATED: dict[tuple[type[BaseModel], tuple[tuple[str, type, Any], ...]], dict[str, Any]] = {}
+_VALIDATED: dict[tuple[type[BaseModel], tuple[tuple[str, ...], tuple[type, ...], tuple[Any, ...]]],
+                 dict[str, Any]] = {}
 _MAX_VALIDATED = 4096
 
 
@@ -187,11 +188,12 @@ def _model(tool: str, parameters: tuple[Parameter, ...]) -> type[BaseModel]:
     return create_model(f"{tool}_arguments", __config__=config, **fields)
 
 
-def _scalar_items(arguments: dict[str, Any]) -> tuple[tuple[str, type, Any], ...] | None:
-    """The arguments as a hashable key (their types included: 1, 1.0 and True differ), or None unless every value is
-    a str, int, float, bool or None."""
-    items = tuple((name, type(value), value) for name, value in arguments.items())
-    return items if all(kind in _SCALARS for _, kind, _ in items) else None
+def _scalar_items(arguments: dict[str, Any]) -> tuple[tuple[str, ...], tuple[type, ...], tuple[Any, ...]] | None:
+    """The arguments as a hashable key (names, value types, values: 1, 1.0 and True differ), or None unless every
+    value is a str, int, float, bool or None."""
+    values = tuple(arguments.values())
+    kinds = tuple(map(type, values))
+    return (tuple(arguments), kinds, values) if _SCALARS.issuperset(kinds) else None
 
 
 def _step_into(schema: JSONSchema, step: Any) -> JSONSchema | None:
