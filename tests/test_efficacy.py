@@ -1,0 +1,97 @@
+"""The efficacy benchmark's fast pieces (benchmarks/efficacy.py, clinical_gym.benchmarks.learning): the command's
+one-line errors, the paired start -> trained row of efficacy.json, the balanced expert episodes of the cold start,
+and the brief tool prompt and short expert of the CPU presets. The training stages themselves run in
+tests/test_clinical_learning.py."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import pytest
+
+from clinical_gym.benchmarks import efficacy
+from clinical_gym.benchmarks.learning import stages
+from clinical_gym.benchmarks.learning.paired import paired_result, results_table, write_results
+from clinical_gym.benchmarks.learning.presets import PRESETS, SMOKE
+from clinical_gym.benchmarks.learning.setups import DISTINCTIVE_CONDITIONS, brief_prompt, short_expert_reply
+from clinical_gym.benchmarks.records import EpisodeRecord
+
+
+def record(agent: str, episode: int, correct: bool) -> EpisodeRecord:
+    case = f"case-{episode}"
+    return EpisodeRecord(env="ClinicalInquiry-v1", family="inquiry", agent=agent, episode=episode, seed=episode,
+                         case_id=case, status="ok", reward=5.0 if correct else -2.0,
+                         outcome={"result": "correct" if correct else "wrong", "success": correct})
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--envs", "Triage-v1"], "the smoke preset has no Triage-v1; it has ClinicalInquiry-v1, MedicalQA-v1"),
+    (["--algorithms", "dpo"], "unknown algorithm dpo; choose from grpo, ppo, ttopd"),
+    (["--seeds", ","], "give at least one seed"),
+    (["--threads", "0"], "--threads must be at least 1, got 0"),
+])
+def test_bad_choices_fail_in_one_line_before_anything_runs(tmp_path, capsys, argv, message):
+    assert efficacy.main(["--out", str(tmp_path / "out"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err == f"efficacy: error: {message}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_paired_row_holds_start_trained_and_a_case_clustered_interval(tmp_path):
+    start = [record("sft", k, correct=k < 8) for k in range(24)]        # 8 of 24 right
+    trained = [record("grpo", k, correct=k < 20) for k in range(24)]    # 12 more right, none lost
+    row = paired_result("ClinicalInquiry-v1", "grpo", 0, start, trained)
+    assert (row["metric"], row["episodes"], row["cases"]) == ("accuracy", 24, 24)
+    assert row["start"] == pytest.approx(8 / 24) and row["trained"] == pytest.approx(20 / 24)
+    assert row["delta"] == pytest.approx(0.5)
+    assert 0 < row["delta_ci_low"] < 0.5 < row["delta_ci_high"] <= 1 and row["improved"]
+    same = paired_result("ClinicalInquiry-v1", "ppo", 0, start, [record("ppo", k, k < 8) for k in range(24)])
+    assert same["delta"] == 0 and not same["improved"]
+    path = write_results(tmp_path, [row, same], {"preset": "test"})
+    assert [r["algorithm"] for r in json.loads(path.read_text())["results"]] == ["grpo", "ppo"]
+    table = results_table([row, same]).splitlines()
+    assert "+0.50" in table[2] and "✓" in table[2] and "✓" not in table[3]
+
+
+def test_records_sharing_no_episode_are_refused():
+    with pytest.raises(ValueError, match="shares no scored episode"):
+        paired_result("ClinicalInquiry-v1", "grpo", 0, [record("sft", 0, True)], [record("grpo", 1, True)])
+
+
+def test_the_cold_start_sees_every_condition_in_turn(tmp_path):
+    settings = SMOKE.envs[0]
+    run = stages.EnvRun(settings, tmp_path / settings.env_id)
+    plan = run.plan("train", 8, stages.DATA_SEED)
+    cases = stages.balanced_cases(run, plan)
+    diagnosis = {json.loads(line)["id"]: json.loads(line)["diagnosis"]["name"]
+                 for line in run.case_file().read_text().splitlines()}
+    assert len(cases) == len(set(cases)) == 8
+    assert collections.Counter(diagnosis[c] for c in cases) == {c: 2 for c in DISTINCTIVE_CONDITIONS[:4]}
+    held_out = {c for c in diagnosis if c not in set(plan.case_ids)}
+    assert held_out and not held_out & set(cases)                      # only train-split patients
+
+
+def test_brief_prompt_keeps_the_opening_the_expert_tools_and_how_to_act():
+    prompt = ("You are a clinician.\n\nAnswer the question.\n\nThird paragraph.\n## Tools\n- get_question (id): the "
+              "question\n- search_guidelines (q): search\n- submit_answer (answer): your answer\n## Rules\nbe kind\n"
+              "## How to act\nCall one tool per reply.")
+    brief = brief_prompt(prompt, ("get_question", "submit_answer"))
+    assert brief == ("You are a clinician.\n\nAnswer the question.\n\n## Tools\n- get_question (id): the question\n"
+                     "- submit_answer (answer): your answer\n\n## How to act\nCall one tool per reply.")
+
+
+def test_short_expert_reads_the_question_then_submits_the_gold_answer():
+    task = collections.namedtuple("Task", "id prompt answer")("t1", "Answer question Q0042 for the patient.", "C")
+    assert "get_question" in short_expert_reply(task, 0) and "Q0042" in short_expert_reply(task, 0)
+    assert "submit_answer" in short_expert_reply(task, 1) and '"C"' in short_expert_reply(task, 1)
+    with pytest.raises(ValueError, match="names no question id"):
+        short_expert_reply(task._replace(prompt="no id here"), 0)
+
+
+def test_every_preset_trains_what_it_evaluates():
+    for preset in PRESETS.values():
+        assert preset.envs and preset.seeds
+        for env in preset.envs:
+            assert set(env.algorithms) <= {"grpo", "ppo", "ttopd"}
+            assert env.train_cases > 0 and env.eval_episodes > 0 and env.sft.expert_episodes > 0
