@@ -70,7 +70,8 @@ from clinical_gym.domains.pathways.data_model import (
     triage_view,
 )
 from clinical_gym.domains.pathways.environment import bundled_db, get_pathways
-from clinical_gym.domains.pathways.journeys import ACUTE_VARIANTS, CHEST, FEVER, POSTOP, STROKE, AcuteJourneys
+from clinical_gym.domains.pathways.journeys import (ACUTE_VARIANTS, CHEST, FEVER, POSTOP, STROKE, AcuteJourneys, _call,
+                                                   _called, _disposed, _not_called)
 from clinical_gym.domains.pathways.phases import PathwayTask, Phase
 from clinical_gym.domains.records import Allergy, Note
 from clinical_gym.domains.triage.data_model import Patient as TriagePatient
@@ -671,11 +672,9 @@ class PathwayGenerator(AcuteJourneys, TaskGenerator):
                        "compare_args": ["patient_id", "test"]},
                       {"name": "assign_esi_level", "arguments": {**p, "level": level, "reason": esi_reason},
                        "compare_args": ["patient_id", "level"]}]
-            assessment = [{"name": "order_lab_test", "arguments": {**p, "test": "Venous blood gas"},
-                           "compare_args": ["patient_id", "test"]},
-                          {"name": "order_lab_test", "arguments": {**p, "test": "Urea and electrolytes"},
-                           "compare_args": ["patient_id", "test"]},
-                          {"name": "record_diagnosis", "arguments": {**p, "diagnosis": diagnosis, "icd10": "E10.1"}}]
+            assessment = [_call("order_lab_test", {**p, "test": "Venous blood gas"}, "patient_id", "test"),
+                          _call("order_lab_test", {**p, "test": "Urea and electrolytes"}, "patient_id", "test"),
+                          _call("record_diagnosis", {**p, "diagnosis": diagnosis, "icd10": "E10.1"})]
             if severe:
                 assessment.append({"name": "escalate_care", "arguments": {
                     **p, "level": "intensive care", "reason": f"severe ketoacidosis: {', '.join(markers)}"},
@@ -714,9 +713,7 @@ class PathwayGenerator(AcuteJourneys, TaskGenerator):
                                                "duration_minutes": 120, "potassium_mmol_per_l": added}}}},
                               {"text": "Fixed-rate insulin at 0.1 units/kg/hour", "rule": {"kind": "called", "call": {
                                   "name": "start_infusion", "arguments": {"drug": "insulin", "rate": 0.1}}}}],
-                "disposition": [{"text": f"Goes to the {destination}", "rule": {
-                    "kind": "db_record", "collection": "dispositions",
-                    "match": {"patient_id": pid, "destination": destination}}}]}
+                "disposition": [_disposed(pid, destination)]}
             handoffs = {"triage": f"{patient.age_years}-year-old with type 1 diabetes; glucose {glucose:g}, ketones "
                                   f"{ketones:g}. ESI {level}.",
                         "assessment": f"pH {results['Venous blood gas pH']:g}, bicarbonate {results['Bicarbonate']:g}, "
@@ -745,11 +742,9 @@ class PathwayGenerator(AcuteJourneys, TaskGenerator):
                        "compare_args": ["patient_id", "intervention"]},
                       {"name": "assign_esi_level", "arguments": {**p, "level": level, "reason": esi_reason},
                        "compare_args": ["patient_id", "level"]}]
-            assessment = [{"name": "order_lab_test", "arguments": {**p, "test": "Glucose"},
-                           "compare_args": ["patient_id", "test"]},
-                          {"name": "order_lab_test", "arguments": {**p, "test": "Urea and electrolytes"},
-                           "compare_args": ["patient_id", "test"]},
-                          {"name": "record_diagnosis", "arguments": {**p, "diagnosis": diagnosis, "icd10": "E16.0"}}]
+            assessment = [_call("order_lab_test", {**p, "test": "Glucose"}, "patient_id", "test"),
+                          _call("order_lab_test", {**p, "test": "Urea and electrolytes"}, "patient_id", "test"),
+                          _call("record_diagnosis", {**p, "diagnosis": diagnosis, "icd10": "E16.0"})]
             treatment = [{"name": "start_iv_fluids", "arguments": {
                 **p, "fluid": "10% glucose", "volume_ml": 1000, "duration_minutes": 600, "potassium_mmol_per_l": 0,
                 "indication": "prevent recurrent hypoglycaemia"}, "compare_args": ["patient_id", "fluid"]}]
@@ -767,15 +762,12 @@ class PathwayGenerator(AcuteJourneys, TaskGenerator):
                     "name": "order_immediate_intervention", "arguments": {"intervention": "intravenous glucose"}}}}],
                 "assessment": [{"text": "The glucose is rechecked", "rule": {"kind": "called", "call": {
                     "name": "order_lab_test", "arguments": {"test": "Glucose"}}}}],
-                "treatment": [{"text": "A 10% glucose infusion prevents a recurrence", "rule": {
-                    "kind": "called", "call": {"name": "start_iv_fluids", "arguments": {"fluid": "10% glucose"}}}},
-                              {"text": "No insulin is given", "rule": {"kind": "not_called", "call": {
-                                  "name": "start_infusion", "arguments": {"drug": "insulin"}}}}],
+                "treatment": [_called("A 10% glucose infusion prevents a recurrence", "start_iv_fluids",
+                                      fluid="10% glucose"),
+                              _not_called("No insulin is given", "start_infusion", drug="insulin")],
                 "disposition": ([{"text": "Gliclazide is stopped", "rule": {
                     "kind": "db_record", "collection": "medicines.discontinuations", "match": {"drug": "gliclazide"}}}]
-                                if sulfonylurea else []) + [{"text": "Goes to the medical ward", "rule": {
-                                    "kind": "db_record", "collection": "dispositions",
-                                    "match": {"patient_id": pid, "destination": "medical ward"}}}]}
+                                if sulfonylurea else []) + [_disposed(pid, "medical ward")]}
             handoffs = {"triage": f"{patient.age_years}-year-old, glucose {glucose:g} with reduced consciousness; "
                                   f"intravenous glucose given. ESI {level}.",
                         "assessment": f"Glucose {results['Glucose']:g} after treatment; eGFR {results['eGFR']:g}.",
