@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -159,7 +160,14 @@ def _alias_word_sets(catalogue: Catalogue) -> list[tuple[frozenset[str], Exam]]:
 
 
 def _group_text(tests: list[TestResult]) -> str:
+    """One test's result, or several under their names."""
+    if len(tests) == 1:
+        return format_test_result(tests[0])
     return "\n\n".join(f"{t.name}:\n{format_test_result(t)}" for t in tests)
+
+
+def _values_text(values: Iterable[LabValue]) -> str:
+    return "\n".join(map(format_lab_value, values))
 
 
 @dataclass
@@ -268,7 +276,7 @@ class RecordIndex:
         for key in keys:
             if key in self._groups:
                 parent, members = self._groups[key]
-                return RecordHit(parent, _group_text(members) if len(members) > 1 else format_test_result(members[0]), exam)
+                return RecordHit(parent, _group_text(members), exam)
             if key in self._by_name:
                 return self._test_hit(self._by_name[key], exam)
         specimen = _order_specimen(order, exam)
@@ -301,30 +309,30 @@ class RecordIndex:
         if component is not None:
             values = self._component_values.get(component.name)
             if values:
-                return RecordHit(component.name, "\n".join(format_lab_value(v) for v in values), exam)
+                return RecordHit(component.name, _values_text(values), exam)
             family = self._family_values(component.name)
-            return RecordHit(family[0], "\n".join(format_lab_value(v) for v in family[1]), exam) if family else None
+            return RecordHit(family[0], _values_text(family[1]), exam) if family else None
         tests = [t for t, exams in self._exams_of_tests if exam.name in exams]
         # a recorded study, or a panel recorded whole; a lone lab item read as the panel ("Polys, CSF") waits for the
         # panel's recorded components below
         whole = [t for t in tests if len(t.values) != 1 or t.text]
         if whole:
-            return RecordHit(exam.name, format_test_result(whole[0]) if len(whole) == 1 else _group_text(whole), exam)
+            return RecordHit(exam.name, _group_text(whole), exam)
         covered = [t for t, exams in self._exams_of_tests if exams & set(exam.includes)]
         if covered:  # an abdominal ultrasound order on a record holding the right upper quadrant ultrasound
-            return RecordHit(exam.name, format_test_result(covered[0]) if len(covered) == 1 else _group_text(covered), exam)
+            return RecordHit(exam.name, _group_text(covered), exam)
         if exam.exam_system == "vitals" and self.case.vitals is not None:
             return RecordHit(exam.name, format_vitals(self.case.vitals), exam)
         if exam.exam_system is not None and exam.exam_system in self.case.physical_exam:
             return RecordHit(exam.name, self.case.physical_exam[exam.exam_system], exam)
         recorded = {c.name: self._component_values[c.name][0] for c in exam.components if c.name in self._component_values}
         if recorded:
-            return RecordHit(exam.name, "\n".join(format_lab_value(v) for v in recorded.values()), exam, recorded)
+            return RecordHit(exam.name, _values_text(recorded.values()), exam, recorded)
         family = next((found for c in exam.components if (found := self._family_values(c.name))), None)
         if family:  # answered whole by the other assay: nothing of the ordered one is synthesised beside it
-            return RecordHit(family[0], "\n".join(format_lab_value(v) for v in family[1]), exam)
+            return RecordHit(family[0], _values_text(family[1]), exam)
         if tests:
-            return RecordHit(exam.name, format_test_result(tests[0]) if len(tests) == 1 else _group_text(tests), exam)
+            return RecordHit(exam.name, _group_text(tests), exam)
         return None
 
     def _group_word(self, key: str, label: str) -> RecordHit | None:
@@ -338,7 +346,7 @@ class RecordIndex:
                        and (not urine or set(exam_words(t.name)) & _URINE_WORDS)]
             if members:
                 return RecordHit(label if len(members) > 1 else members[0].name,
-                                 _group_text(members) if len(members) > 1 else format_test_result(members[0]))
+                                 _group_text(members))
         return None
 
     def _contained(self, order: str) -> RecordHit | None:
