@@ -24,7 +24,7 @@ from clinical_gym.benchmarks.agents.oracle import oracle_agent
 from clinical_gym.benchmarks.plan import EnvPlan, plan_env
 from clinical_gym.benchmarks.records import EpisodeRecord, append_records, drop_partial_line, read_records
 from clinical_gym.benchmarks.runner import BenchConfig, play_chunk
-from clinical_gym.benchmarks.learning.presets import SMOLLM2, EnvSettings, Preset
+from clinical_gym.benchmarks.learning.presets import ALGORITHMS, SMOLLM2, EnvSettings, Preset
 from clinical_gym.benchmarks.learning.setups import BriefToolPrompt, ShortExpert, write_case_set
 from clinical_gym.rollout import EpisodeSpec, ScriptedPolicy
 
@@ -192,19 +192,15 @@ def sft(run: EnvRun, preset: Preset, base: str, data: Path) -> Path:
 
 # -- 4. RL ----------------------------------------------------------------------------------------------------------
 def trainer(algorithm: str) -> tuple[type, Callable[..., Any]]:
-    """The config class and ``main`` of an algorithm."""
-    if algorithm == "grpo":
-        from clinical_gym.trainers.grpo.config import GRPOConfig as config
-        from clinical_gym.trainers.grpo.train import main
-    elif algorithm == "ppo":
-        from clinical_gym.trainers.ppo.config import PPOConfig as config
-        from clinical_gym.trainers.ppo.train import main
-    elif algorithm == "ttopd":
-        from clinical_gym.trainers.ttopd.config import TTOPDConfig as config
-        from clinical_gym.trainers.ttopd.train import main
-    else:
+    """The config class and ``main`` of an RL algorithm, as ``clinical-gym train`` lists them."""
+    import importlib
+
+    from clinical_gym.cli.train import ALGORITHMS as TRAIN_ALGORITHMS, config_class
+
+    if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose grpo, ppo or ttopd")
-    return config, main
+    module, _, name = next(a.main for a in TRAIN_ALGORITHMS if a.name == algorithm).partition(":")
+    return config_class(algorithm), getattr(importlib.import_module(module), name)
 
 
 def rl_config(run: EnvRun, preset: Preset, algorithm: str, start: Path, seed: int) -> Any:
