@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 from importlib import resources
-from pathlib import Path
 
 from clinical_gym.cli.errors import CLIError, require
+from clinical_gym.cli.tools import print_or_write
 
 
 def cmd_choose(args: argparse.Namespace) -> int:
@@ -45,12 +45,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
         page = papers_page()
     except ValueError as e:
         raise CLIError(str(e).splitlines()[0]) from None
-    if args.out:
-        Path(args.out).write_text(page, encoding="utf-8")
-        print(f"wrote {args.out}")
-    else:
-        print(page, end="")
-    return 0
+    return print_or_write(page, args.out)
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
