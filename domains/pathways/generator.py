@@ -239,7 +239,11 @@ class PathwayGenerator(AcuteJourneys, TaskGenerator):
     def resolved(self, entry: dict[str, Any], phases: list[dict[str, Any]]) -> PathwayTask:
         """The task of a journey entry: its phases validated once and handed to PathwayTask as they are (it derives
         the expected actions and assertions from them, and checks they agree), not merged and validated again as
-        ``resolve_task`` would; the result equals ``resolve_task``'s."""
+        ``resolve_task`` would; the result equals ``resolve_task``'s. An action without ``compare_args`` compares
+        its patient only (nothing where it names none)."""
+        for phase in phases:
+            for action in phase["required_actions"]:
+                action.setdefault("compare_args", ["patient_id"] if "patient_id" in action["arguments"] else [])
         spec = get_pathways()[entry["pathway"]]
         done = [Phase.model_validate({**defined, **given})
                 for defined, given in zip(self.phase_specs[entry["pathway"]], phases, strict=True)]
@@ -469,9 +473,6 @@ class PathwayGenerator(AcuteJourneys, TaskGenerator):
                                                       "reason": "septic shock needing organ support" if shock else
                                                       "intravenous antibiotics and monitoring"},
              "compare_args": ["patient_id", "destination"]}]
-        for phase in (triage, bundle, source_phase, disposition):
-            for action in phase:
-                action.setdefault("compare_args", ["patient_id"])
         assertions = {
             "triage": [{"text": "Lactate is measured at triage", "rule": {"kind": "called", "call": {
                 "name": "perform_bedside_test", "arguments": {"test": "venous lactate"}}}}],
@@ -780,9 +781,6 @@ class PathwayGenerator(AcuteJourneys, TaskGenerator):
         phases = [{"required_actions": actions, "assertions": assertions[name], "handoff": handoffs[name]}
                   for name, actions in zip(("triage", "assessment", "treatment", "disposition"),
                                            (triage, assessment, treatment, disposition))]
-        for phase in phases:
-            for action in phase["required_actions"]:
-                action.setdefault("compare_args", ["patient_id"])
         contraindicated = ["insulin", "sulfonylurea"] if variant == "hypo_sulfonylurea" else (
             ["insulin"] if variant == "hypo_insulin" else [])
         ticket = TICKETS.say(rng, "diabetic", name=patient.name, pid=pid, age=patient.age_years,

@@ -207,9 +207,6 @@ class AcuteJourneys:
                 safety: dict[str, Any], kind: str, complaint: str = "") -> PathwayTask:
         from clinical_gym.domains.pathways.generator import TICKETS, _pronouns  # the generator imports this module
 
-        for phase in phases:
-            for action in phase["required_actions"]:
-                action.setdefault("compare_args", ["patient_id"] if "patient_id" in action["arguments"] else [])
         pid = patient.patient_id
         complaint = complaint or patient.arrival.chief_complaint.lower()  # type: ignore[union-attr]
         ticket = TICKETS.say(rng, kind, name=patient.name, pid=pid, age=_age_text(patient), complaint=complaint,
