@@ -8,7 +8,7 @@ import argparse
 import json
 
 from clinical_gym.cli.errors import CLIError
-from clinical_gym.cli.tools import print_or_write
+from clinical_gym.cli.tools import add_docs_parser, print_or_write
 
 
 def _drug(name: str):  # type: ignore[no-untyped-def]
@@ -57,9 +57,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     drugs = sub.add_parser("drugs", help="the drug reference: audit page, one drug, one interaction")
     drugs.set_defaults(func=cmd_choose)
     actions = drugs.add_subparsers(dest="drugs_command", parser_class=type(drugs))
-    docs = actions.add_parser("docs", help="write the audit page of the drug reference (docs/drugs.md)")
-    docs.add_argument("--out", help="file to write (default: print)")
-    docs.set_defaults(func=cmd_docs)
+    add_docs_parser(actions, "write the audit page of the drug reference (docs/drugs.md)", cmd_docs)
     show = actions.add_parser("show", help="one drug's entry as JSON")
     show.add_argument("name", help="a drug name or alias, e.g. linezolid")
     show.set_defaults(func=cmd_show)

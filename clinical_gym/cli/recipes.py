@@ -11,7 +11,7 @@ import argparse
 from importlib import resources
 
 from clinical_gym.cli.errors import CLIError, require
-from clinical_gym.cli.tools import print_or_write
+from clinical_gym.cli.tools import add_docs_parser, print_or_write
 
 
 def cmd_choose(args: argparse.Namespace) -> int:
@@ -56,6 +56,4 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     show = actions.add_parser("show", help="print a bundled recipe file (copy it, edit it, pass its path to --recipe)")
     show.add_argument("name", help="a recipe name, e.g. doctoragent-rl")
     show.set_defaults(func=cmd_show)
-    docs = actions.add_parser("docs", help="write the paper page (docs/papers.md) from the recipes")
-    docs.add_argument("--out", help="file to write (default: print)")
-    docs.set_defaults(func=cmd_docs)
+    add_docs_parser(actions, "write the paper page (docs/papers.md) from the recipes", cmd_docs)

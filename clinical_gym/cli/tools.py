@@ -41,6 +41,13 @@ def print_or_write(text: str, out: str | None) -> int:
     return 0
 
 
+def add_docs_parser(actions: argparse._SubParsersAction, help: str, func) -> None:
+    """The ``docs [--out FILE]`` subcommand of a command group, its page written by ``print_or_write``."""
+    docs = actions.add_parser("docs", help=help)
+    docs.add_argument("--out", help="file to write (default: print)")
+    docs.set_defaults(func=func)
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     from clinical_gym.tool_env.catalogue import catalogue, domains_markdown
 
@@ -101,9 +108,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     listing = actions.add_parser("list", help="every tool with its kind, toolkit and environments")
     listing.add_argument("--domain", help="one environment: an id (Triage-v1) or a domain folder (triage)")
     listing.set_defaults(func=cmd_list)
-    docs = actions.add_parser("docs", help="write the domain table (docs/domains.md) from the code")
-    docs.add_argument("--out", help="file to write (default: print)")
-    docs.set_defaults(func=cmd_docs)
+    add_docs_parser(actions, "write the domain table (docs/domains.md) from the code", cmd_docs)
     convert = actions.add_parser("convert", help="turn MedQA-style questions or case files into domain tasks")
     convert.add_argument("--from", dest="source", required=True,
                          help="MedQA-style JSONL (MedicalQA-v1) or a case file any case loader reads")
