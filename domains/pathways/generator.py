@@ -474,25 +474,18 @@ class PathwayGenerator(AcuteJourneys, TaskGenerator):
                                                       "intravenous antibiotics and monitoring"},
              "compare_args": ["patient_id", "destination"]}]
         assertions = {
-            "triage": [{"text": "Lactate is measured at triage", "rule": {"kind": "called", "call": {
-                "name": "perform_bedside_test", "arguments": {"test": "venous lactate"}}}}],
+            "triage": [_called("Lactate is measured at triage", "perform_bedside_test", test="venous lactate")],
             "bundle": [{"text": "Blood cultures are taken before the first antibiotic", "rule": {
                            "kind": "called_before", "first": {"name": "order_lab_test",
                                                               "arguments": {"test": "Blood cultures"}},
                            "then": {"name": "prescribe_medication", "arguments": {}}}},
-                       {"text": f"{regimen.drug.capitalize()} is given", "rule": {
-                           "kind": "called", "call": {"name": "prescribe_medication",
-                                                      "arguments": {"drug": regimen.drug}}}},
-                       {"text": "A fluid bolus is given for lactate above 2", "rule": {
-                           "kind": "called", "call": {"name": "start_iv_fluids",
-                                                      "arguments": {"fluid": "0.9% sodium chloride"}}}}],
-            "source": [{"text": f"{source.test} shows the source", "rule": {
-                "kind": "called", "call": {"name": "order_lab_test", "arguments": {"test": source.test}}}}],
+                       _called(f"{regimen.drug.capitalize()} is given", "prescribe_medication", drug=regimen.drug),
+                       _called("A fluid bolus is given for lactate above 2", "start_iv_fluids",
+                               fluid="0.9% sodium chloride")],
+            "source": [_called(f"{source.test} shows the source", "order_lab_test", test=source.test)],
             "disposition": [{"text": f"{m.drug.capitalize()} is withheld", "rule": {
                 "kind": "db_record", "collection": "medicines.discontinuations", "match": {"drug": m.drug}}}
-                for m in withheld] + [{"text": f"Goes to the {destination}", "rule": {
-                    "kind": "db_record", "collection": "dispositions",
-                    "match": {"patient_id": pid, "destination": destination}}}]}
+                for m in withheld] + [_disposed(pid, destination)]}
         handoffs = {
             "triage": f"{patient.age_years}-year-old, {patient.arrival.chief_complaint.lower()}; pulse "
                       f"{v.heart_rate}, BP {v.systolic_bp}/{v.diastolic_bp}, lactate {lactate:g}. Sepsis code, "
@@ -704,16 +697,15 @@ class PathwayGenerator(AcuteJourneys, TaskGenerator):
                                "fixed-rate insulin and hourly monitoring"},
                             "compare_args": ["patient_id", "destination"]}]
             assertions = {
-                "triage": [{"text": "Blood ketones are measured at triage", "rule": {"kind": "called", "call": {
-                    "name": "perform_bedside_test", "arguments": {"test": "blood ketones"}}}}],
-                "assessment": [{"text": "A venous blood gas classifies the acidosis", "rule": {
-                    "kind": "called", "call": {"name": "order_lab_test", "arguments": {"test": "Venous blood gas"}}}}],
-                "treatment": [{"text": f"The second litre carries {added} mmol/L of potassium for potassium "
-                                       f"{potassium:g}", "rule": {"kind": "called", "call": {
-                                           "name": "start_iv_fluids", "arguments": {
-                                               "duration_minutes": 120, "potassium_mmol_per_l": added}}}},
-                              {"text": "Fixed-rate insulin at 0.1 units/kg/hour", "rule": {"kind": "called", "call": {
-                                  "name": "start_infusion", "arguments": {"drug": "insulin", "rate": 0.1}}}}],
+                "triage": [_called("Blood ketones are measured at triage", "perform_bedside_test",
+                                   test="blood ketones")],
+                "assessment": [_called("A venous blood gas classifies the acidosis", "order_lab_test",
+                                       test="Venous blood gas")],
+                "treatment": [_called(f"The second litre carries {added} mmol/L of potassium for potassium "
+                                      f"{potassium:g}", "start_iv_fluids", duration_minutes=120,
+                                      potassium_mmol_per_l=added),
+                              _called("Fixed-rate insulin at 0.1 units/kg/hour", "start_infusion", drug="insulin",
+                                      rate=0.1)],
                 "disposition": [_disposed(pid, destination)]}
             handoffs = {"triage": f"{patient.age_years}-year-old with type 1 diabetes; glucose {glucose:g}, ketones "
                                   f"{ketones:g}. ESI {level}.",
@@ -759,10 +751,9 @@ class PathwayGenerator(AcuteJourneys, TaskGenerator):
                 **p, "destination": "medical ward", "reason": "glucose infusion and hourly capillary glucose"},
                 "compare_args": ["patient_id", "destination"]})
             assertions = {
-                "triage": [{"text": "Intravenous glucose is given at once", "rule": {"kind": "called", "call": {
-                    "name": "order_immediate_intervention", "arguments": {"intervention": "intravenous glucose"}}}}],
-                "assessment": [{"text": "The glucose is rechecked", "rule": {"kind": "called", "call": {
-                    "name": "order_lab_test", "arguments": {"test": "Glucose"}}}}],
+                "triage": [_called("Intravenous glucose is given at once", "order_immediate_intervention",
+                                   intervention="intravenous glucose")],
+                "assessment": [_called("The glucose is rechecked", "order_lab_test", test="Glucose")],
                 "treatment": [_called("A 10% glucose infusion prevents a recurrence", "start_iv_fluids",
                                       fluid="10% glucose"),
                               _not_called("No insulin is given", "start_infusion", drug="insulin")],
