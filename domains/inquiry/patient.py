@@ -105,10 +105,13 @@ def _covers(asked: frozenset[str], fact: frozenset[str]) -> bool:
     left out): a stem matches the same stem or one a letter longer or shorter ("wets" / "wet")."""
     if not asked:
         return False
-    near = lambda a, b: a == b or (min(len(a), len(b)) >= 3 and abs(len(a) - len(b)) == 1  # noqa: E731
-                                   and (a.startswith(b) or b.startswith(a)))
-    hits = sum(any(near(a, f) for f in fact) for a in asked)
+    hits = sum(a in fact or any(_one_letter_apart(a, f) for f in fact) for a in asked)
     return hits >= EVENT_WORD_SHARE * len(asked)
+
+
+def _one_letter_apart(a: str, b: str) -> bool:
+    """Whether one stem (three letters or more) is the other with one letter more at its end."""
+    return min(len(a), len(b)) >= 3 and abs(len(a) - len(b)) == 1 and (a.startswith(b) or b.startswith(a))
 
 
 @dataclass
