@@ -38,7 +38,9 @@ FLAG_FIELDS = {"env": "envs", "agent": "agents", "out": "out", "cases": "cases",
 
 def bench_settings(args: argparse.Namespace) -> tuple[dict, object, dict]:
     """The ``BenchConfig`` fields a command line gives: the recipe's (``--recipe``), then the flags given, then the
-    ``--role`` endpoints; with the recipe and the roles."""
+    ``--role`` endpoints, the split defaulted (all of your own cases or tasks, else test); with the recipe and the
+    roles."""
+    from clinical_gym.cases.loading import is_own_data
     from clinical_gym.cli.recipe_flags import recipe_from_args
     from clinical_gym.recipes import merge_settings, role_env_kwargs
 
@@ -53,6 +55,8 @@ def bench_settings(args: argparse.Namespace) -> tuple[dict, object, dict]:
                     raise ValueError(f"role {name} is the benchmark's judge, a served model: give openai:MODEL "
                                      "(its URL with --judge-base-url)")
                 values["judge"] = spec.removeprefix("openai:")
+    own = is_own_data(values.get("cases")) or is_own_data(values.get("tasks"))
+    values["split"] = values.get("split") or ("all" if own else "test")
     values["progress"] = not args.no_progress
     return values, recipe, roles
 
@@ -72,10 +76,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from clinical_gym.benchmarks.records import read_records
     from clinical_gym.benchmarks.report import PLOTS_DIR, overview_table, read_summary
     from clinical_gym.benchmarks.runner import BenchConfig, run_bench
-    from clinical_gym.cases.loading import is_own_data
 
-    own = is_own_data(values.get("cases")) or is_own_data(values.get("tasks"))
-    values["split"] = values.get("split") or ("all" if own else "test")
     try:
         config = BenchConfig(**values)
         announce_roles(recipe, roles)
@@ -96,13 +97,9 @@ def _print_bench_config(values: dict, recipe: object, roles: dict) -> int:
     import yaml
 
     from clinical_gym.benchmarks.runner import BenchConfig
-    from clinical_gym.cases.loading import is_own_data
 
-    own = is_own_data(values.get("cases")) or is_own_data(values.get("tasks"))
-    shown = {"split": values.get("split") or ("all" if own else "test"), **{k: v for k, v in values.items()
-                                                                           if k != "split"}}
     try:
-        config = BenchConfig(**{"envs": "", "agents": "", "out": "", **shown})
+        config = BenchConfig(**{"envs": "", "agents": "", "out": "", **values})
     except (ValueError, TypeError) as e:
         raise CLIError(str(e).splitlines()[0]) from None
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(config).items()}
