@@ -58,7 +58,7 @@ class Reference:
         self.copy = None
         if needed and not self.uses_adapters:
             # ``frozen``: a copy made by the caller (a sharded model cannot be deep-copied; see frozen_copy)
-            self.copy = (frozen if frozen is not None else copy.deepcopy(model)).eval().requires_grad_(False)
+            self.copy = frozen.eval().requires_grad_(False) if frozen is not None else frozen_copy(model, needed)
         self.available = self.uses_adapters or self.copy is not None
 
     def logprobs(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_mask: torch.Tensor,
