@@ -264,11 +264,18 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None 
     gathered = {name for name, named in ok_by_name.items() if any(c.kind in _GATHERING for c in named)}
     targets = {a.name for a in task.expected_actions if kinds.get(a.name) in _GATHERING}
     thoroughness = min(1.0, len(gathered) / max(1, len(targets)))
-    score = cfg.coverage_share * coverage + cfg.diversity_share * diversity + cfg.thoroughness_share * thoroughness
-    if rubric is not None:  # App. A.5: the rubric weighs 70% of process when a task has one
-        score = (1 - cfg.rubric_share) * score + cfg.rubric_share * rubric
-    return ProcessScore(score=score, coverage=coverage, diversity=diversity, thoroughness=thoroughness,
+    return ProcessScore(score=process_mix(cfg, coverage, diversity, thoroughness, rubric), coverage=coverage, diversity=diversity, thoroughness=thoroughness,
                         matched_actions=matched, missed_actions=missed, rubric=rubric)
+
+
+def process_mix(cfg: FiveDConfig, coverage: float, diversity: float, thoroughness: float,
+                rubric: float | None = None) -> float:
+    """The process score from its parts: the configured shares of coverage, diversity and thoroughness, mixed with
+    the weighted rubric score (``cfg.rubric_share`` of it; Healthcare AI GYM App. A.5) when one was graded."""
+    score = cfg.coverage_share * coverage + cfg.diversity_share * diversity + cfg.thoroughness_share * thoroughness
+    if rubric is not None:
+        score = (1 - cfg.rubric_share) * score + cfg.rubric_share * rubric
+    return score
 
 
 _GATHERING = (ToolKind.READ, ToolKind.THINK)

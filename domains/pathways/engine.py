@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_gym.rewards.assertions import AssertionVerdict, check_rule
 from clinical_gym.rewards.episode import CallRecord, EpisodeRecord
-from clinical_gym.rewards.five_d import FiveDResult, FiveDReward, ProcessScore
+from clinical_gym.rewards.five_d import FiveDResult, FiveDReward, ProcessScore, process_mix
 from clinical_gym.tool_env.tasks import RewardBasis
 from clinical_gym.domains.pathways.phases import HANDOFF, PathwayTask, Phase, deadline_text, handoff_action
 from clinical_gym.tools import ToolKind
@@ -234,10 +234,7 @@ class PathwayReward(FiveDReward):
         coverage = sum(p.coverage for p in phases) / len(phases) if uses_actions else 1.0
         matched = [a.name for p in phases for a in p.required_actions if a.done] if uses_actions else []
         missed = [a.name for p in phases for a in p.required_actions if not a.done] if uses_actions else []
-        score = (cfg.coverage_share * coverage + cfg.diversity_share * base.process.diversity
-                 + cfg.thoroughness_share * base.process.thoroughness)
-        if base.process.rubric is not None:  # the task's process rubric, as FiveDReward mixes it
-            score = (1 - cfg.rubric_share) * score + cfg.rubric_share * base.process.rubric
+        score = process_mix(cfg, coverage, base.process.diversity, base.process.thoroughness, base.process.rubric)
         process = ProcessScore(
             score=score, coverage=coverage, diversity=base.process.diversity, thoroughness=base.process.thoroughness,
             matched_actions=matched, missed_actions=missed, rubric=base.process.rubric)
