@@ -31,6 +31,12 @@ from clinical_gym.server.client import local_or_remote as make_env
 AGENT_NAME = "clinical_gym_agent"
 
 
+def _opening_messages(obs: str, info: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The chat an episode opens with: the environment's system prompt (when it has one) and the first observation."""
+    return ([{"role": "system", "content": info["system_prompt"]}] if info.get("system_prompt") else []) + [
+        {"role": "user", "content": obs}]
+
+
 @register(AGENT_NAME)
 class ClinicalAgentLoop(AgentLoopBase):
     """A clinical-gym episode as a verl agent loop (see the module docstring). ``env_id`` is the default for rows
@@ -57,8 +63,7 @@ class ClinicalAgentLoop(AgentLoopBase):
                        sampling_params: dict[str, Any]) -> AgentLoopOutput:
         loop = asyncio.get_running_loop()
         obs, info = await loop.run_in_executor(None, lambda: env.reset(seed=seed, options=options))
-        messages = ([{"role": "system", "content": info["system_prompt"]}] if info.get("system_prompt") else []) + [
-            {"role": "user", "content": obs}]
+        messages = _opening_messages(obs, info)
         ids = await self.ct_build_initial_tokens(messages)
         mask: list[int] = []
         logprobs: list[float] = []
@@ -118,8 +123,7 @@ def dataset_rows(env_id: str, *, env_kwargs: Mapping[str, Any] | None = None, ca
         rows = []
         for case_id in ids:
             obs, info = env.reset(seed=seed, options={"case_id": case_id})
-            prompt = ([{"role": "system", "content": info["system_prompt"]}] if info.get("system_prompt") else []) + [
-                {"role": "user", "content": obs}]
+            prompt = _opening_messages(obs, info)
             rows.append({"data_source": f"clinical_gym/{env_id}", "agent_name": AGENT_NAME, "prompt": prompt,
                          "reward_model": {"style": "rule", "ground_truth": ""},
                          "extra_info": {"env_id": env_id, "case_id": case_id, "seed": seed}})
