@@ -20,7 +20,6 @@ merged key by key in the same order. Loading needs PyYAML (in the ``[train]`` an
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -254,17 +253,6 @@ def experience_values(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     from clinical_gym.experience.injector import InjectionConfig
 
     return asdict(InjectionConfig(**(env_kwargs.get("experience_config") or {})))
-
-
-def matches(paper: Any, ours: Any) -> bool:
-    """Whether our value is the paper's: numbers by value, text ignoring case, other values by equality."""
-    if isinstance(paper, bool) or isinstance(ours, bool):
-        return paper is ours
-    if isinstance(paper, (int, float)) and isinstance(ours, (int, float)):
-        return math.isclose(paper, ours, rel_tol=1e-9, abs_tol=1e-12)
-    if isinstance(paper, str) and isinstance(ours, str):
-        return paper.strip().lower() == ours.strip().lower()
-    return paper == ours
 
 
 def _copy(value: Any) -> Any:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clinical_gym.recipes import RECIPES, Recipe, load_recipe, matches, resolved, resolved_value
+from clinical_gym.recipes import RECIPES, Recipe, load_recipe, resolved, resolved_value
+from clinical_gym.tool_env.tasks import values_match
 
 INTRO = """# The source papers, setting by setting
 
@@ -53,7 +54,7 @@ def recipe_section(recipe: Recipe) -> str:
         if row.ours is not None:
             ours = resolved_value(values, row.ours)
             shown = f"{_value(ours)} (`{row.ours}`)"
-            match = row.match or ("yes" if matches(row.paper, ours) else "no")
+            match = row.match or ("yes" if values_match(row.paper, ours) else "no")
         else:
             shown, match = _cell(row.ours_text), row.match or "no"
         lines.append(f"| {_cell(row.setting)} | {_value(row.paper)} | {shown} | {match} | {_cell(row.note)} |")
