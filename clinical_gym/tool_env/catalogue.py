@@ -66,7 +66,7 @@ def resolve_domain(name: str) -> EnvInfo:
     """A tool environment by id (``Triage-v1``), by id without version, or by domain folder (``triage``)."""
     wanted = name.lower().replace("_", "").replace("-", "")
     for info in tool_envs():
-        if wanted in (info.id.lower().replace("-", ""), info.id.split("-v")[0].lower(), info.domain.replace("_", "")):
+        if wanted in (info.id.lower().replace("-", ""), _unversioned(info.id).lower(), info.domain.replace("_", "")):
             return info
     raise ValueError(f"unknown tool domain {name!r}; tool environments: {', '.join(e.id for e in tool_envs())}")
 
