@@ -55,6 +55,14 @@ def shard(model: Any) -> Any:
     return model
 
 
+def prepare(accelerator: Any, model: Any, optimizer: Any, sharded: bool) -> tuple[Any, Any]:
+    """``accelerator.prepare(model, optimizer)``, except that a sharded model is not wrapped again (no DDP): only
+    its optimizer is prepared."""
+    if sharded:
+        return model, accelerator.prepare(optimizer)
+    return accelerator.prepare(model, optimizer)
+
+
 def is_sharded(model: Any) -> bool:
     """Whether ``model`` or a module inside it is sharded (PPO's policy sits inside the sharded root)."""
     if model is None or not hasattr(model, "modules"):

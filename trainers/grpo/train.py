@@ -240,10 +240,7 @@ def main(cfg: GRPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, m
             sharding.shard(frozen.to(accelerator.device))
     optimizer = make_optimizer(model, cfg)
     scheduler = make_scheduler(optimizer, cfg, cfg.total_steps * cfg.num_iterations * cfg.num_minibatches)
-    if cfg.fsdp:
-        optimizer = accelerator.prepare(optimizer)  # the sharded model is not wrapped again (no DDP)
-    else:
-        model, optimizer = accelerator.prepare(model, optimizer)
+    model, optimizer = sharding.prepare(accelerator, model, optimizer, cfg.fsdp)
     policy_model = accelerator.unwrap_model(model)
     reference = Reference(policy_model, needed=reference_needed, frozen=frozen)
     text = text_tokenizer(tokenizer)  # a vision-language model's processor holds its text tokenizer

@@ -264,10 +264,7 @@ def main(cfg: PPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, mo
     optimizer.add_param_group({"params": list(actor_critic.value_head.parameters()),
                                "lr": cfg.value_learning_rate or cfg.learning_rate})
     scheduler = make_scheduler(optimizer, cfg, cfg.total_steps * cfg.num_epochs * cfg.num_minibatches)
-    if cfg.fsdp:
-        model, optimizer = actor_critic, accelerator.prepare(optimizer)  # not wrapped again (no DDP)
-    else:
-        model, optimizer = accelerator.prepare(actor_critic, optimizer)
+    model, optimizer = sharding.prepare(accelerator, actor_critic, optimizer, cfg.fsdp)
     actor_critic = accelerator.unwrap_model(model)
     policy_model = actor_critic.policy
     reference = Reference(policy_model, needed=reference_needed, frozen=frozen)

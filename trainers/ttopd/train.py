@@ -227,10 +227,7 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
         teacher.bind(model)  # the sharded weights
     optimizer = make_optimizer(model, cfg)
     scheduler = make_scheduler(optimizer, cfg, cfg.total_steps * cfg.num_iterations * cfg.num_minibatches)
-    if cfg.fsdp:
-        optimizer = accelerator.prepare(optimizer)  # the sharded model is not wrapped again (no DDP)
-    else:
-        model, optimizer = accelerator.prepare(model, optimizer)
+    model, optimizer = sharding.prepare(accelerator, model, optimizer, cfg.fsdp)
     policy_model = accelerator.unwrap_model(model)
     reference = Reference(policy_model, needed=reference_needed, frozen=frozen)
     if teacher is None:
