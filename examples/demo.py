@@ -36,7 +36,7 @@ import argparse
 import time
 from pathlib import Path
 
-from clinical_gym.benchmarks.report import PLOTS_DIR, cell, env_table, overview_table, read_summary
+from clinical_gym.benchmarks.report import PLOTS_DIR, cell, overview_table, read_summary
 from clinical_gym.benchmarks.summary import Summary
 from clinical_gym.benchmarks.runner import BenchConfig, run_bench
 
