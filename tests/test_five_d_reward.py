@@ -108,6 +108,47 @@ def test_an_expected_action_is_matched_by_one_call_only():
     assert score_process(record(calls=[call(0)], expected=expected), FiveDConfig()).coverage == 0.5
 
 
+def test_process_diversity_reads_arguments_as_canonical_json():
+    same = [call(0, test="CRP"), call(1, test="crp")]  # text differs: two signatures
+    assert score_process(record(calls=same), FiveDConfig()).diversity == 1.0
+    numbers = [call(0, dose=1), call(1, dose=1.0), call(2, dose=True), call(3, dose=1)]  # JSON 1, 1.0, true: 3 texts
+    assert score_process(record(calls=numbers), FiveDConfig()).diversity == pytest.approx(3 / 4)
+    submitted = [call(0), call(1, "submit_answer", answer="x")]  # a submit call is neither counted nor a signature
+    assert score_process(record(calls=submitted), FiveDConfig()).diversity == 1.0
+
+
+# -- the calls read once for every grader ---------------------------------------------------------------------------------
+def test_the_call_summary_agrees_with_reading_the_calls():
+    calls = [call(0, reviews=frozenset({"vitals"})), call(1, "get_labs", ok=False), call(2, "order", reviews=frozenset(), test="ECG"),
+             call(3, "get_labs", reviews=frozenset({"labs", "vitals"})), call(4, "calc", reviews=frozenset()),
+             call(5, "order", reviews=frozenset(), test="CRP"), call(6, "submit_answer", reviews=frozenset())]
+    rec = record(calls=calls)
+    summary = rec.call_summary
+    ok = [c for c in calls if c.ok]
+    assert summary.successful == ok == rec.successful()
+    for kind in ToolKind:
+        assert rec.successful(kind) == [c for c in ok if c.kind is kind]
+    assert summary.by_name == {n: [c for c in ok if c.name == n] for n in ("get_chart", "order", "get_labs", "calc",
+                                                                         "submit_answer")}
+    assert rec.first_reviews == {"vitals": (0, 0), "labs": (3, 3)}
+    assert rec.first_review("labs") == 3 and rec.first_review("labs", "vitals") == 0
+    assert rec.first_review("notes") is None
+    assert rec.successful(ToolKind.WRITE) is not summary.by_kind[ToolKind.WRITE]  # callers get their own list
+
+
+def test_a_changed_copy_of_a_record_forgets_what_was_derived_from_it():
+    rec = record(calls=[call(0, reviews=frozenset({"labs"})), call(1, reviews=frozenset({"vitals"}))],
+                 answer="Sepsis", reasoning="Lactate 5")
+    assert rec.first_review("vitals") == 1 and rec.answer.text == "Sepsis\nLactate 5"
+    assert "definitely" not in rec.decision_text
+    prefix = rec.model_copy(update={"calls": rec.calls[:1],
+                                    "answer": rec.answer.model_copy(update={"reasoning": "definitely"})})
+    assert prefix.first_review("vitals") is None and prefix.call_summary.successful == rec.calls[:1]
+    assert prefix.answer.text == "Sepsis\ndefinitely" and "definitely" in prefix.decision_text
+    assert "overstated_certainty" in names(prefix) and "overstated_certainty" not in names(rec)
+    assert rec.model_copy() == rec and rec.model_copy(update={}).first_review("vitals") == 1
+
+
 # -- format ---------------------------------------------------------------------------------------------------------------
 def test_format_is_the_mean_turn_score_capped_without_an_answer():
     reward = FiveDReward()

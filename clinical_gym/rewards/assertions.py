@@ -74,7 +74,11 @@ def check_rule(rule: Rule, record: EpisodeRecord) -> bool:
 
 
 def _first_match(pattern: ToolPattern, record: EpisodeRecord) -> int | None:
-    return next((c.index for c in record.calls if c.ok and pattern.matches(c.name, c.arguments)), None)
+    """The index of the first successful call matching ``pattern`` (only the tool's own calls are looked at)."""
+    for c in record.call_summary.by_name.get(pattern.name, ()):
+        if pattern.matches(c.name, c.arguments):
+            return c.index
+    return None
 
 
 def _collection(db: BaseModel | None, path: str) -> list[Any]:

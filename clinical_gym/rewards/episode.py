@@ -11,7 +11,7 @@ mmol/L), ``egfr`` (mL/min/1.73 m²), ``qtc`` (ms), ``creatinine`` (µmol/L), ``t
 from __future__ import annotations
 
 from functools import cached_property, lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,21 @@ ReviewCategory = Literal["demographics", "history", "allergies", "medications", 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Derived(_Frozen):
+    """A frozen record that remembers values derived from its fields (``cached_property``): a copy with fields
+    changed (``model_copy(update=...)``) forgets them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(cached_property,))
+
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> Any:
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            fields = type(self).model_fields
+            for name in [name for name in copied.__dict__ if name not in fields]:
+                del copied.__dict__[name]
+        return copied
 
 
 class CallRecord(_Frozen):
@@ -107,22 +122,35 @@ class ClinicalActions(_Frozen):
     escalations: list[Act] = Field(default_factory=list)
 
 
-class SubmittedAnswer(_Frozen):
+class SubmittedAnswer(_Derived):
     answer: str
     reasoning: str = ""
     call_index: int
 
-    @property
+    @cached_property
     def text(self) -> str:
+        """The answer and its reasoning, one text (what the answer-reading rules read)."""
         return f"{self.answer}\n{self.reasoning}".strip()
 
 
-class EpisodeRecord(_Frozen):
+class CallSummary(NamedTuple):
+    """One pass over an episode's calls that the graders share (``EpisodeRecord.call_summary``)."""
+
+    successful: list[CallRecord]
+    """The successful calls, in order."""
+    by_kind: dict[ToolKind | None, list[CallRecord]]
+    """The successful calls of each kind, in order."""
+    by_name: dict[str, list[CallRecord]]
+    """The successful calls of each tool, in order."""
+    first_reviews: dict[str, tuple[int, int]]
+    """For each category reviewed, (position in ``calls``, call index) of the first successful call that reviewed
+    it."""
+
+
+class EpisodeRecord(_Derived):
     """Everything the reward sees about one finished episode. ``tool_kinds``: the kind of every tool the agent
     had; ``can_document``: whether the domain offers a note-writing tool; ``final_db``: the episode's database at
     the end."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(cached_property,))
 
     task: Task
     calls: list[CallRecord] = Field(default_factory=list)
@@ -137,7 +165,7 @@ class EpisodeRecord(_Frozen):
     @cached_property
     def observed_text(self) -> str:
         """The normalised text of everything successful calls showed the agent."""
-        return normalize(" ".join(c.content for c in self.calls if c.ok))
+        return normalize(" ".join(c.content for c in self.call_summary.successful))
 
     @cached_property
     def decision_text(self) -> str:
@@ -146,25 +174,49 @@ class EpisodeRecord(_Frozen):
         parts = [self.answer.text if self.answer else "", *(a.text for a in acts)]
         return " ".join(p for p in parts if p)
 
+    @cached_property
+    def call_summary(self) -> CallSummary:
+        """The calls read once for every grader: the successful ones, by kind and by tool, and the first review of
+        each category."""
+        successful: list[CallRecord] = []
+        by_kind: dict[ToolKind | None, list[CallRecord]] = {}
+        by_name: dict[str, list[CallRecord]] = {}
+        firsts: dict[str, tuple[int, int]] = {}
+        for position, call in enumerate(self.calls):
+            if not call.ok:
+                continue
+            successful.append(call)
+            same = by_kind.get(call.kind)
+            if same is None:
+                by_kind[call.kind] = [call]
+            else:
+                same.append(call)
+            same = by_name.get(call.name)
+            if same is None:
+                by_name[call.name] = [call]
+            else:
+                same.append(call)
+            for category in call.reviews:
+                if category not in firsts:
+                    firsts[category] = (position, call.index)
+        return CallSummary(successful, by_kind, by_name, firsts)
+
     def successful(self, kind: ToolKind | None = None) -> list[CallRecord]:
-        return [c for c in self.calls if c.ok and (kind is None or c.kind is kind)]
+        """The successful calls (of ``kind``), in order."""
+        summary = self.call_summary
+        return list(summary.successful if kind is None else summary.by_kind.get(kind, ()))
 
     def first_review(self, *categories: ReviewCategory) -> int | None:
         """The index of the first successful call that reviewed any of ``categories`` (None if none did)."""
-        firsts = self.first_reviews
+        firsts = self.call_summary.first_reviews
         found = [firsts[c] for c in categories if c in firsts]
         return min(found)[1] if found else None
 
-    @cached_property
+    @property
     def first_reviews(self) -> dict[str, tuple[int, int]]:
         """For each category reviewed, (position in ``calls``, call index) of the first successful call that
         reviewed it."""
-        firsts: dict[str, tuple[int, int]] = {}
-        for position, call in enumerate(self.calls):
-            if call.ok:
-                for category in call.reviews:
-                    firsts.setdefault(category, (position, call.index))
-        return firsts
+        return self.call_summary.first_reviews
 
 
 @lru_cache(maxsize=8192)

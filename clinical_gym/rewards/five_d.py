@@ -242,30 +242,51 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None 
     """Coverage of expected actions, diversity of calls, thoroughness of information gathering; mixed with the
     weighted rubric score ``rubric`` (``cfg.rubric_share`` of it) when the task's rubric items were graded."""
     task = record.task
-    calls = [c for c in record.calls if c.kind is not ToolKind.SUBMIT]
-    ok_by_name: dict[str, list[CallRecord]] = {}  # successful calls by tool, in call order
-    for c in calls:
+    # one pass over the calls: the non-submit calls counted, the successful ones by tool (in call order), their
+    # distinct signatures and the tools that gathered information
+    ok_by_name: dict[str, list[CallRecord]] = {}
+    signatures: set[object] = set()
+    gathered: set[str] = set()
+    counted = 0
+    for c in record.calls:
+        kind = c.kind
+        if kind is _SUBMIT:
+            continue
+        counted += 1
         if c.ok:
-            ok_by_name.setdefault(c.name, []).append(c)
+            name = c.name
+            named = ok_by_name.get(name)
+            if named is None:
+                ok_by_name[name] = [c]
+            else:
+                named.append(c)
+            signatures.add(_signature(c))
+            if kind is _READ or kind is _THINK:
+                gathered.add(name)
     used: set[int] = set()
     matched, missed = [], []
     expected = task.expected_actions if task.uses(RewardBasis.ACTION) else []
     for action in expected:
         pattern = action.pattern
-        hit = next((c.index for c in ok_by_name.get(pattern.name, ())
-                    if c.index not in used and pattern.matches(c.name, c.arguments)), None)
-        (matched if hit is not None else missed).append(action.name)
-        if hit is not None:
+        hit = None
+        for c in ok_by_name.get(pattern.name, ()):
+            if c.index not in used and pattern.matches(c.name, c.arguments):
+                hit = c.index
+                break
+        if hit is None:
+            missed.append(action.name)
+        else:
+            matched.append(action.name)
             used.add(hit)
     coverage = len(matched) / len(expected) if expected else 1.0
-    signatures = {_signature(c) for named in ok_by_name.values() for c in named}
-    diversity = len(signatures) / len(calls) if calls else 0.0
+    diversity = len(signatures) / counted if counted else 0.0
     kinds = record.tool_kinds
-    gathered = {name for name, named in ok_by_name.items() if any(c.kind in _GATHERING for c in named)}
     targets = {a.name for a in task.expected_actions if kinds.get(a.name) in _GATHERING}
     thoroughness = min(1.0, len(gathered) / max(1, len(targets)))
-    return ProcessScore(score=process_mix(cfg, coverage, diversity, thoroughness, rubric), coverage=coverage, diversity=diversity, thoroughness=thoroughness,
-                        matched_actions=matched, missed_actions=missed, rubric=rubric)
+    # every value of its field's type, the lists new (clinical_gym.tools.trusted)
+    return trusted(ProcessScore, score=process_mix(cfg, coverage, diversity, thoroughness, rubric),
+                   coverage=coverage, diversity=diversity, thoroughness=thoroughness, matched_actions=matched,
+                   missed_actions=missed, rubric=rubric)
 
 
 def process_mix(cfg: FiveDConfig, coverage: float, diversity: float, thoroughness: float,
@@ -279,15 +300,17 @@ def process_mix(cfg: FiveDConfig, coverage: float, diversity: float, thoroughnes
 
 
 _GATHERING = (ToolKind.READ, ToolKind.THINK)
+_READ, _THINK, _SUBMIT = ToolKind.READ, ToolKind.THINK, ToolKind.SUBMIT
 
 
 def _signature(call: CallRecord) -> str | tuple[str, tuple[tuple[str, str], ...]]:
     """A key equal for two calls exactly when their names and canonical JSON arguments are equal: for string
     arguments (the usual case) the sorted items, else the canonical JSON text."""
     arguments = call.arguments
-    if all(type(k) is str and type(v) is str for k, v in arguments.items()):
-        return call.name, tuple(sorted(arguments.items()))
-    return f"{call.name}:{canonical_json(arguments)}"
+    for k, v in arguments.items():
+        if type(k) is not str or type(v) is not str:
+            return f"{call.name}:{canonical_json(arguments)}"
+    return call.name, tuple(sorted(arguments.items()))
 
 
 def score_format(record: EpisodeRecord, coherence: CoherenceResult, cfg: FiveDConfig) -> float:
