@@ -7,7 +7,7 @@ import pytest
 
 from clinical_gym.llm.base import LLMError
 from clinical_gym.pharmacology import allergy_conflict, find_drug, interaction
-from clinical_gym.rewards.assertions import LLMAssertionJudge, check_rule, grade_assertions
+from clinical_gym.rewards.assertions import LLMAssertionJudge, check_rule, grade_assertions, verdict_dump
 from clinical_gym.rewards.coherence import chosen_option, lab_statements, recommended_drugs, score_coherence
 from clinical_gym.rewards.episode import (
     Act,
@@ -224,6 +224,20 @@ def test_rule_less_assertions_use_the_judge_and_grader_failures_stay_ungraded():
         verdict = grade_assertions(assertions, rec, LLMAssertionJudge(failing))[0]
         assert verdict.passed is None and verdict.error
 
+
+
+def test_the_dump_of_every_verdict_is_its_model_dump_and_the_callers_own():
+    assertions = [Assertion(text="Reviews the chart", rule={"kind": "called", "call": {"name": "get_chart"}}),
+                  Assertion(text="Explains the reasoning")]
+    rec = record(assertions=assertions)
+    for judge in (None, LLMAssertionJudge(_Judge("PASS")), LLMAssertionJudge(_Judge(LLMError("timeout")))):
+        for verdict in grade_assertions(assertions, rec, judge):
+            dump = verdict_dump(verdict)
+            assert dump == verdict.model_dump() and list(dump) == list(verdict.model_dump())
+            dump["passed"] = "changed"
+            assert verdict_dump(verdict) == verdict.model_dump()  # a copy each time
+    shared = grade_assertions(assertions, rec)[0]
+    assert shared is grade_assertions(assertions, record(assertions=assertions))[0]  # one instance per grade
 
 # -- the safety taxonomy ---------------------------------------------------------------------------------------------------
 def test_taxonomy_has_at_least_50_named_patterns_over_5_severities():

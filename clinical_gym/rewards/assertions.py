@@ -168,10 +168,26 @@ def _episode_summary(assertion: str, record: EpisodeRecord) -> str:
     return f"Task:\n{record.task.prompt}\n\nTool calls:\n{calls}\n\nFinal answer:\n{answer}\n\nStatement: {assertion}"
 
 
+_DUMPS: dict[int, tuple[AssertionVerdict, dict[str, Any]]] = {}  # id -> (shared verdict, its model_dump())
+
+
 @lru_cache(maxsize=4096)
 def _verdict(text: str, passed: bool | None, method: Literal["rule", "ungraded"]) -> AssertionVerdict:
-    """A verdict without an error; frozen, so one instance serves every episode that grades the same way."""
-    return AssertionVerdict(text=text, passed=passed, method=method)
+    """A verdict without an error; frozen, so one instance serves every episode that grades the same way (and its
+    dump is made once: ``verdict_dump``)."""
+    verdict = AssertionVerdict(text=text, passed=passed, method=method)
+    if len(_DUMPS) >= 8192:
+        _DUMPS.clear()
+    _DUMPS[id(verdict)] = (verdict, verdict.model_dump())
+    return verdict
+
+
+def verdict_dump(verdict: AssertionVerdict) -> dict[str, Any]:
+    """``verdict.model_dump()``: for a shared verdict a copy of the dump made with it (its values are immutable)."""
+    known = _DUMPS.get(id(verdict))
+    if known is not None and known[0] is verdict:
+        return dict(known[1])
+    return verdict.model_dump()
 
 
 def grade_assertions(assertions: list[Assertion], record: EpisodeRecord,

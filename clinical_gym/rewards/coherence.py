@@ -34,6 +34,7 @@ from clinical_gym.pharmacology import Drug, allergy_conflict, drugs_mentioned
 from clinical_gym.rewards.episode import EpisodeRecord, PatientFacts
 from clinical_gym.rewards.overlap import rouge1_f1
 from clinical_gym.tool_env.tasks import normalized
+from clinical_gym.tools.trusted import trusted
 
 Direction = Literal["high", "low", "normal"]
 
@@ -91,6 +92,12 @@ VITAL_TERMS: dict[str, Callable[[dict[str, float]], bool | None]] = {
 
 def _vital(vitals: dict[str, float], key: str, test: Callable[[float], bool]) -> bool | None:
     return test(vitals[key]) if key in vitals else None
+
+
+@lru_cache(maxsize=4096)
+def _vital_words(text: str) -> tuple[str, ...]:
+    """The vital-sign terms (``VITAL_TERMS``) of ``text``'s affirmed clauses, in order."""
+    return tuple(w for clause in affirmed_clauses(text) for w in clause.split() if w in VITAL_TERMS)
 
 
 class CoherenceResult(BaseModel):
@@ -155,7 +162,8 @@ def score_coherence(record: EpisodeRecord) -> CoherenceResult:
         "vital_statements_match": _vitals_match(record),
     }
     applicable = [v for v in checks.values() if v is not None]
-    return CoherenceResult(score=sum(applicable) / len(applicable), checks=checks)
+    # the score a float, the checks a new dict of bool/None (clinical_gym.tools.trusted)
+    return trusted(CoherenceResult, score=sum(applicable) / len(applicable), checks=checks)
 
 
 def _clear_conclusion(record: EpisodeRecord) -> bool:
@@ -163,7 +171,7 @@ def _clear_conclusion(record: EpisodeRecord) -> bool:
     assert answer is not None
     if record.task.options:
         return chosen_option(answer.answer, record.task.options) is not None
-    return bool(normalize(answer.answer)) and len(answer.text) >= 10
+    return bool(normalized(answer.answer)) and len(answer.text) >= 10
 
 
 def _data_reviewed(record: EpisodeRecord) -> bool | None:
@@ -174,8 +182,10 @@ def _data_reviewed(record: EpisodeRecord) -> bool | None:
 
 
 def _agrees_with_diagnosis(record: EpisodeRecord) -> bool | None:
+    if not record.actions.diagnoses:
+        return None
     text = answer_text(record)
-    if not record.actions.diagnoses or drugs_mentioned(text):
+    if drugs_mentioned(text):
         return None
     recorded = record.actions.diagnoses[-1].text
     a, b = normalize(text), normalize(recorded)
@@ -206,6 +216,11 @@ _LAB_NAME_INDEX = _lab_name_index()
 
 def lab_statements(text: str) -> list[tuple[str, Direction]]:
     """(lab key, direction) for each lab the text characterises outside negated clauses."""
+    return list(_lab_statements(text))
+
+
+@lru_cache(maxsize=4096)
+def _lab_statements(text: str) -> tuple[tuple[str, Direction], ...]:
     found: list[tuple[str, Direction]] = []
     for clause in affirmed_clauses(text):
         words = clause.split()
@@ -224,14 +239,14 @@ def lab_statements(text: str) -> list[tuple[str, Direction]]:
                 direction = DIRECTION_WORDS.get(before) or (DIRECTION_WORDS.get(after[0]) if after else None)
                 if direction:
                     found.append((key, direction))
-    return found
+    return tuple(found)
 
 
 def _labs_match(record: EpisodeRecord) -> bool | None:
     patient = record.patient
     if patient is None or record.first_review("labs") is None:
         return None
-    statements = [(k, d) for k, d in lab_statements(answer_text(record) + "\n" + record.answer.reasoning)
+    statements = [(k, d) for k, d in _lab_statements(answer_text(record) + "\n" + record.answer.reasoning)
                   if k in patient.lab_flags] if record.answer else []
     if not statements:
         return None
@@ -242,7 +257,6 @@ def _vitals_match(record: EpisodeRecord) -> bool | None:
     patient: PatientFacts | None = record.patient
     if patient is None or record.first_review("vitals") is None or record.answer is None:
         return None
-    verdicts = [VITAL_TERMS[w](patient.vitals) for clause in affirmed_clauses(record.answer.text)
-                for w in clause.split() if w in VITAL_TERMS]
+    verdicts = [VITAL_TERMS[w](patient.vitals) for w in _vital_words(record.answer.text)]
     known = [v for v in verdicts if v is not None]
     return all(known) if known else None

@@ -179,7 +179,8 @@ class FiveDReward:
         rubric = grade_assertions([Assertion(text=r.criterion, rule=r.rule) for r in task.rubrics], record,
                                   self.judge) if task.rubrics else []
         rubric_score = weighted_rubric_score(
-            RubricVerdict(r.criterion, r.points, v.passed, v.method) for r, v in zip(task.rubrics, rubric))
+            RubricVerdict(r.criterion, r.points, v.passed, v.method) for r, v in zip(task.rubrics, rubric)
+        ) if rubric else None  # no verdict: nothing judged
         process = score_process(record, cfg, rubric_score)
         violations = detect_violations(record)
         coherence = score_coherence(record)
@@ -188,7 +189,7 @@ class FiveDReward:
         graded = [v.passed for v in verdicts if v.passed is not None]
         scores: dict[str, float | None] = {
             "accuracy": accuracy, "process": process.score,
-            "safety": safety_score(violations, dict(cfg.severity_penalties)),
+            "safety": safety_score(violations, cfg.severity_penalties),
             "format": score_format(record, coherence, cfg), "coherence": coherence.score,
             "assertions": sum(graded) / len(graded) if graded else None,
         }
@@ -200,17 +201,26 @@ class FiveDReward:
 
     def _combine(self, scores: dict[str, float | None], violations: list[Violation]) -> dict[str, float]:
         cfg = self.config
+        weights = self._weights()
         present = {d: s for d, s in scores.items() if s is not None}
-        scale = 1.0 / sum(getattr(cfg, d) for d in present) if cfg.renormalise else 1.0
-        components = {d: getattr(cfg, d) * scale * s for d, s in present.items()}
+        scale = 1.0 / sum(weights[d] for d in present) if cfg.renormalise else 1.0
+        components = {d: weights[d] * scale * s for d, s in present.items()}
         total = sum(components.values())
-        severe = sum(1 for v in violations if v.severity == 4)
+        severities = [v.severity for v in violations]
+        severe = severities.count(4)
         if severe:
             components["severe_penalty"] = -min(total, cfg.severe_penalty * severe)
             total += components["severe_penalty"]
-        if any(v.severity == 5 for v in violations) and total > cfg.critical_cap:
+        if 5 in severities and total > cfg.critical_cap:
             components["critical_cap"] = cfg.critical_cap - total
         return components
+
+    def _weights(self) -> dict[str, float]:
+        """The dimension weights of ``self.config``, read once per config (it is frozen)."""
+        known = self.__dict__.get("_weights_of")
+        if known is None or known[0] is not self.config:
+            known = self._weights_of = (self.config, {d: getattr(self.config, d) for d in DIMENSIONS})
+        return known[1]
 
 
 def score_accuracy(record: EpisodeRecord, cfg: FiveDConfig | None = None) -> float:

@@ -20,7 +20,7 @@ from clinical_gym.tool_env.database import DomainDB, record_key
 from clinical_gym.env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, ClinicalEnv, id_hint
 from clinical_gym.llm import llm_setting
 from clinical_gym.llm.base import LLMClient
-from clinical_gym.rewards.assertions import LLMAssertionJudge
+from clinical_gym.rewards.assertions import LLMAssertionJudge, verdict_dump
 from clinical_gym.rewards.episode import (
     CallRecord,
     ClinicalActions,
@@ -45,6 +45,7 @@ DEFAULT_MAX_CALLS_PER_TURN = 4
 CALL_HINT = "Reply with one tool call as a JSON object; call submit_answer to finish."
 _NO_REVIEWS: frozenset[ReviewCategory] = frozenset()
 _CATEGORIES = frozenset(get_args(ReviewCategory))
+_KIND_VALUES: dict[ToolKind | None, str] = {kind: kind.value for kind in ToolKind}  # the enum's value property is slow
 
 
 def _validated(model: type[CallRecord], **values: Any) -> CallRecord:
@@ -399,7 +400,7 @@ class ToolDomainEnv(ClinicalEnv):
         answer = record.answer
         return {
             "result": graded.result,
-            "success": graded.result == "correct" and not any(v.severity == 5 for v in graded.violations),
+            "success": graded.result == "correct" and 5 not in [v.severity for v in graded.violations],
             "reward": graded.total,
             "answer": answer.answer if answer else None,
             "reasoning": answer.reasoning if answer else None,
@@ -408,13 +409,13 @@ class ToolDomainEnv(ClinicalEnv):
             "scores": graded.scores,
             "process": graded.process.model_dump(exclude_none=True),  # "rubric" only for tasks with one
             "coherence": graded.coherence.checks,
-            "assertions": [v.model_dump() for v in graded.assertions],
+            "assertions": [verdict_dump(v) for v in graded.assertions],
             "grader_errors": sum(1 for v in (*graded.assertions, *graded.rubric) if v.error),
-            **({"rubric": [v.model_dump() for v in graded.rubric]} if task.rubrics else {}),
+            **({"rubric": [verdict_dump(v) for v in graded.rubric]} if task.rubrics else {}),
             "violations": [v.model_dump() for v in graded.violations],
             "violation_names": [v.name for v in graded.violations],
             "tool_calls": [{"name": c.name, "arguments": c.arguments, "ok": c.ok, "error_kind": c.error_kind,
-                            "kind": c.kind.value if c.kind else None} for c in record.calls],
+                            "kind": _KIND_VALUES.get(c.kind)} for c in record.calls],
             "turns": self.turn,
             "db_hash": self.db.get_hash(),
         }
