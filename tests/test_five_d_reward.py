@@ -226,6 +226,31 @@ def test_rule_less_assertions_use_the_judge_and_grader_failures_stay_ungraded():
 
 
 
+def test_rules_are_checked_by_their_kind_and_an_unknown_rule_is_refused():
+    rec = record(calls=[call(0, "get_chart")])
+    called = Assertion.model_validate({"text": "x", "rule": {"kind": "called", "call": {"name": "get_chart"}}}).rule
+
+    class Stricter(type(called)):  # a subclass is checked as its rule kind
+        pass
+
+    assert check_rule(called, rec) and check_rule(Stricter(call=called.call), rec)
+    with pytest.raises(TypeError, match="unknown rule str"):
+        check_rule("called", rec)
+
+
+def test_what_a_record_remembers_is_made_once_and_a_changed_copy_forgets_it():
+    patient = PatientFacts(patient_id="P1", age=50, sex="male", labs={"potassium": 7.1})
+    built = []
+    assert patient.remembered("test.labs", lambda p: built.append(1) or sorted(p.labs)) == ["potassium"]
+    assert patient.remembered("test.labs", lambda p: built.append(1) or []) == ["potassium"] and built == [1]
+    assert patient.model_dump() == PatientFacts(patient_id="P1", age=50, sex="male", labs={"potassium": 7.1}).model_dump()
+    changed = patient.model_copy(update={"labs": {"sodium": 140.0}})
+    assert changed.remembered("test.labs", lambda p: sorted(p.labs)) == ["sodium"]
+    rec = record(labs={"potassium": 7.1})  # the critical-lab rule reads the facts of the record it grades
+    assert "critical_result_unacknowledged" in names(rec)
+    calm = rec.model_copy(update={"patient": rec.patient.model_copy(update={"labs": {"potassium": 4.0}})})
+    assert "critical_result_unacknowledged" not in names(calm)
+
 def test_the_dump_of_every_verdict_is_its_model_dump_and_the_callers_own():
     assertions = [Assertion(text="Reviews the chart", rule={"kind": "called", "call": {"name": "get_chart"}}),
                   Assertion(text="Explains the reasoning")]

@@ -8,7 +8,7 @@ truncated with ``info["error"]`` (``ToolDomainEnv``), so the incomplete grade is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -50,27 +50,47 @@ class AssertionVerdict(BaseModel):
 
 def check_rule(rule: Rule, record: EpisodeRecord) -> bool:
     """Whether ``record`` satisfies ``rule``."""
-    if isinstance(rule, CalledRule):
-        return _first_match(rule.call, record) is not None
-    if isinstance(rule, NotCalledRule):
-        return _first_match(rule.call, record) is None
-    if isinstance(rule, CalledBeforeRule):
-        first, then = _first_match(rule.first, record), _first_match(rule.then, record)
-        return first is not None and then is not None and first < then
-    text = record.answer.text if record.answer else ""
-    if isinstance(rule, AnswerMentionsRule):
-        return any(contains_term(text, term) for term in rule.any_of)
-    if isinstance(rule, AnswerOmitsRule):
-        return record.answer is not None and not any(contains_term(text, term) for term in rule.none_of)
-    if isinstance(rule, RecordRule):
-        return any(_item_matches(item, rule.match) for item in _collection(record.final_db, rule.collection))
-    if isinstance(rule, RecordKeysRule):
-        return any(_has_keys(_field(item, rule.field), rule.keys) for item in _collection(record.final_db,
-                   rule.collection) if _item_matches(item, rule.match))
-    if isinstance(rule, RecordMentionsRule):
-        return any(any(contains_term(_field_text(_field(item, rule.field)), term) for term in rule.any_of)
-                   for item in _collection(record.final_db, rule.collection) if _item_matches(item, rule.match))
-    raise TypeError(f"unknown rule {type(rule).__name__}")
+    check = _CHECKS.get(type(rule)) or next((c for kind, c in _CHECKS.items() if isinstance(rule, kind)), None)
+    if check is None:
+        raise TypeError(f"unknown rule {type(rule).__name__}")
+    return check(rule, record)
+
+
+def _answer_text(record: EpisodeRecord) -> str:
+    return record.answer.text if record.answer else ""
+
+
+def _called_before(rule: CalledBeforeRule, record: EpisodeRecord) -> bool:
+    first, then = _first_match(rule.first, record), _first_match(rule.then, record)
+    return first is not None and then is not None and first < then
+
+
+def _answer_omits(rule: AnswerOmitsRule, record: EpisodeRecord) -> bool:
+    text = _answer_text(record)
+    return record.answer is not None and not any(contains_term(text, term) for term in rule.none_of)
+
+
+def _record_keys(rule: RecordKeysRule, record: EpisodeRecord) -> bool:
+    return any(_has_keys(_field(item, rule.field), rule.keys) for item in _collection(record.final_db,
+               rule.collection) if _item_matches(item, rule.match))
+
+
+def _record_mentions(rule: RecordMentionsRule, record: EpisodeRecord) -> bool:
+    return any(any(contains_term(_field_text(_field(item, rule.field)), term) for term in rule.any_of)
+               for item in _collection(record.final_db, rule.collection) if _item_matches(item, rule.match))
+
+
+_CHECKS: dict[type, Callable[[Any, EpisodeRecord], bool]] = {  # one function per rule kind, found by the rule's type
+    CalledRule: lambda rule, record: _first_match(rule.call, record) is not None,
+    NotCalledRule: lambda rule, record: _first_match(rule.call, record) is None,
+    CalledBeforeRule: _called_before,
+    AnswerMentionsRule: lambda rule, record: any(contains_term(_answer_text(record), term) for term in rule.any_of),
+    AnswerOmitsRule: _answer_omits,
+    RecordRule: lambda rule, record: any(_item_matches(item, rule.match)
+                                         for item in _collection(record.final_db, rule.collection)),
+    RecordKeysRule: _record_keys,
+    RecordMentionsRule: _record_mentions,
+}
 
 
 def _first_match(pattern: ToolPattern, record: EpisodeRecord) -> int | None:

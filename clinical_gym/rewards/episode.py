@@ -10,8 +10,9 @@ mmol/L), ``egfr`` (mL/min/1.73 m²), ``qtc`` (ms), ``creatinine`` (µmol/L), ``t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property, lru_cache
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +23,7 @@ from clinical_gym.tools import CallForm, ToolKind
 AllergySeverity = Literal["mild", "moderate", "severe", "life-threatening", "not recorded"]
 LabFlag = Literal["high", "low", "normal"]
 ReviewCategory = Literal["demographics", "history", "allergies", "medications", "vitals", "labs", "notes"]
+T = TypeVar("T")
 
 
 class _Frozen(BaseModel):
@@ -41,6 +43,14 @@ class _Derived(_Frozen):
             for name in [name for name in copied.__dict__ if name not in fields]:
                 del copied.__dict__[name]
         return copied
+
+    def remembered(self, key: str, build: Callable[[Any], T]) -> T:
+        """``build(self)``, made once per record and kept with it under ``key`` (a name no field or cached property
+        has, e.g. ``"safety.critical_labs"``); a copy with changed fields forgets it."""
+        values = self.__dict__
+        if key not in values:
+            values[key] = build(self)
+        return values[key]  # type: ignore[no-any-return]
 
 
 class CallRecord(_Frozen):
@@ -65,7 +75,7 @@ class AllergyFact(_Frozen):
     reaction: str = ""
 
 
-class PatientFacts(_Frozen):
+class PatientFacts(_Derived):
     """The task patient's record at the end of the episode, in canonical terms.
 
     ``pregnant``: None when not applicable or unknown. ``labs``: latest value per canonical key of the results

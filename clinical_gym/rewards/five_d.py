@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -231,10 +232,16 @@ def score_accuracy(record: EpisodeRecord, cfg: FiveDConfig | None = None) -> flo
         return 0.0
     if task.options:
         return float(chosen_option(answer.answer, task.options) == task.answer)
-    golds = [task.answer, *task.answer_aliases]
     if cfg is not None and cfg.open_accuracy == "semantic":
-        return semantic_answer_score(answer.answer, golds)
-    return open_answer_score(answer.answer, golds)
+        return semantic_answer_score(answer.answer, [task.answer, *task.answer_aliases])
+    return _open_answer_score(answer.answer, task.answer, tuple(task.answer_aliases))
+
+
+@lru_cache(maxsize=4096)
+def _open_answer_score(answer: str, gold: str, aliases: tuple[str, ...]) -> float:
+    """``open_answer_score`` of an answer against a gold answer and its aliases, remembered per texts (the same
+    answer to the same task scores the same)."""
+    return open_answer_score(answer, [gold, *aliases])
 
 
 def semantic_answer_score(answer: str, golds: list[str]) -> float:

@@ -296,9 +296,9 @@ class ToolDomainEnv(ClinicalEnv):
             result = self.toolkit.call(call)
             results.append(self._record(call, result))
             if result.ends_episode:
-                self.submitted = SubmittedAnswer(answer=str(result.arguments.get("answer", "")),
-                                                 reasoning=str(result.arguments.get("reasoning", "")),
-                                                 call_index=len(self.calls) - 1)
+                self.submitted = trusted(SubmittedAnswer, answer=str(result.arguments.get("answer", "")),
+                                         reasoning=str(result.arguments.get("reasoning", "")),
+                                         call_index=len(self.calls) - 1)
                 break
         self.turn_formats.append(min(FORMAT_SCORES[c.form] if c.ok else 0.0 for c in parsed))
         texts = [self._result_text(r) for r in results]
