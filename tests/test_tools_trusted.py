@@ -4,7 +4,7 @@ user sees (fields, order, dump, JSON, fields set, frozen), and models it cannot 
 from __future__ import annotations
 
 import pytest
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from clinical_gym.rewards.episode import CallRecord
 from clinical_gym.rewards.five_d import FiveDResult, ProcessScore
@@ -42,6 +42,19 @@ def test_a_nested_result_matches_its_validated_twin():
                   violations=[])
     _same(trusted(FiveDResult, **values), FiveDResult(**values))
     _same(trusted(FiveDResult, **values, rubric=[]), FiveDResult(**values, rubric=[]))
+
+
+def test_defaults_are_made_as_validation_makes_them():
+    class Record(BaseModel):
+        size: int
+        items: list[int] = Field(default_factory=list)
+        double: int = Field(default_factory=lambda data: data["size"] * 2)  # a factory of the values so far
+        marks: list[int] = [1]
+
+    for size in (1, 3):
+        _same(trusted(Record, size=size), Record(size=size))
+    first, second = trusted(Record, size=1), trusted(Record, size=1)
+    assert first.items is not second.items and first.marks is not second.marks  # each its own
 
 
 def test_unknown_or_missing_fields_and_unsuitable_models_are_refused():

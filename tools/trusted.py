@@ -29,8 +29,8 @@ _LAYOUTS: dict[type[BaseModel], Layout] = {}
 
 def _layout(cls: type[BaseModel]) -> Layout:
     """The field names of ``cls`` as a set and in order, a getter of their values in order, and per field: name,
-    whether its default must be made afresh, and the default (the FieldInfo when made afresh, ``...`` when
-    required)."""
+    whether its default must be made afresh, and the default (when made afresh, a function of the values so far
+    that makes it; ``...`` when required)."""
     decorators = cls.__pydantic_decorators__
     if (decorators.validators or decorators.field_validators or decorators.model_validators
             or decorators.root_validators or cls.__private_attributes__ or cls.model_config.get("extra") == "allow"):
@@ -41,7 +41,7 @@ def _layout(cls: type[BaseModel]) -> Layout:
             fields.append((name, False, ...))
         elif info.default_factory is not None or not isinstance(info.default, (str, int, float, bool, type(None),
                                                                                frozenset, tuple)):
-            fields.append((name, True, info))
+            fields.append((name, True, _maker(info)))
         else:
             fields.append((name, False, info.default))
     order = tuple(cls.model_fields)
@@ -49,6 +49,18 @@ def _layout(cls: type[BaseModel]) -> Layout:
               tuple(fields))
     _LAYOUTS[cls] = layout
     return layout
+
+
+def _maker(info: Any) -> Any:
+    """A function of the values so far that makes the field's default as validation does. Whether a factory takes
+    those values is read here once: ``FieldInfo.get_default`` inspects the factory's signature on every call
+    (~60 us)."""
+    factory = info.default_factory
+    if factory is None:  # a mutable default: copied, as pydantic does
+        return lambda state: info.get_default(call_default_factory=True)
+    if info.default_factory_takes_validated_data:
+        return factory
+    return lambda state: factory()
 
 
 def trusted(cls: type[M], /, **values: Any) -> M:
@@ -78,7 +90,7 @@ def _with_defaults(cls: type[BaseModel], names: frozenset[str], fields: tuple[tu
         if name in values:
             state[name] = values[name]
         elif fresh:
-            state[name] = default.get_default(call_default_factory=True, validated_data=state)
+            state[name] = default(state)
         elif default is ...:
             raise TypeError(f"{cls.__name__}: missing required field {name!r}")
         else:
