@@ -25,6 +25,7 @@ from clinical_gym.domains.lookups import with_patient_id
 from clinical_gym.domains.records import allergy_facts
 from clinical_gym.domains.shared_toolkits import BundledDomain
 from clinical_gym.tools import Toolkit
+from clinical_gym.tools.trusted import trusted
 
 BUNDLED = BundledData("clinical_gym.domains.clinical_diagnosis", ClinicalDiagnosisDB)
 bundled_db = BUNDLED.bundled_db
@@ -85,8 +86,10 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
 
     def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
         pid = self.task.patient_id
-        mine = [c for c in calls if c.ok and c.arguments.get("patient_id") == pid]
-        args = [(c.name, c.arguments, c.index) for c in mine]
+        args = [(c.name, c.arguments, c.index) for c in calls
+                if c.ok and c.name in _ACTION_TOOLS and c.arguments.get("patient_id") == pid]
+        if not args:  # no clinical action (an episode that only read): the record validation would build
+            return trusted(ClinicalActions, prescriptions=[], orders=[], diagnoses=[], notes=[], escalations=[])
         return ClinicalActions(
             prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i,
                                         indication=a.get("indication") or "")
@@ -96,6 +99,10 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
             notes=[Act(text=a["note"], call_index=i) for name, a, i in args if name == "write_clinical_note"],
             escalations=[Act(text=f"{a['level']}: {a['reason']}", call_index=i) for name, a, i in args
                          if name == "escalate_care"])
+
+
+_ACTION_TOOLS = frozenset({"prescribe_medication", "order_lab_test", "record_diagnosis", "write_clinical_note",
+                           "escalate_care"})  # the tools whose calls clinical_actions reads
 
 
 def patient_facts(patient: Patient) -> PatientFacts:
