@@ -10,6 +10,7 @@ from clinical_gym.pharmacology import allergy_conflict, find_drug, interaction
 from clinical_gym.rewards.assertions import LLMAssertionJudge, check_rule, grade_assertions, verdict_dump
 from clinical_gym.rewards.coherence import chosen_option, lab_statements, recommended_drugs, score_coherence
 from clinical_gym.rewards.episode import (
+    REVIEW_CATEGORIES,
     Act,
     AllergyFact,
     CallRecord,
@@ -132,7 +133,10 @@ def test_the_call_summary_agrees_with_reading_the_calls():
                                                                          "submit_answer")}
     assert rec.first_reviews == {"vitals": (0, 0), "labs": (3, 3)}
     assert rec.first_review("labs") == 3 and rec.first_review("labs", "vitals") == 0
-    assert rec.first_review("notes") is None
+    assert rec.first_review("notes") is None and rec.call_summary.first_any_review == 0
+    assert rec.first_review(*REVIEW_CATEGORIES) == 0 == rec.first_review(*reversed(REVIEW_CATEGORIES))
+    unreviewed = record(calls=[call(0, reviews=frozenset()), call(1, "get_labs", reviews=frozenset({"labs"}))])
+    assert unreviewed.first_review(*REVIEW_CATEGORIES) == 1 and record(calls=[]).first_review(*REVIEW_CATEGORIES) is None
     assert rec.successful(ToolKind.WRITE) is not summary.by_kind[ToolKind.WRITE]  # callers get their own list
 
 

@@ -105,7 +105,7 @@ def _collection(db: BaseModel | None, path: str) -> list[Any]:
     """The items at dotted ``path`` (model attributes or mapping keys) of the final database."""
     node: Any = db
     for part in path.split("."):
-        if isinstance(node, BaseModel) and part in type(node).model_fields:
+        if isinstance(node, BaseModel) and part in type(node).__pydantic_fields__:  # (model_fields: ~0.4 us more)
             node = getattr(node, part)
         elif isinstance(node, Mapping) and part in node:
             node = node[part]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cached_property, lru_cache
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +23,7 @@ from clinical_gym.tools import CallForm, ToolKind
 AllergySeverity = Literal["mild", "moderate", "severe", "life-threatening", "not recorded"]
 LabFlag = Literal["high", "low", "normal"]
 ReviewCategory = Literal["demographics", "history", "allergies", "medications", "vitals", "labs", "notes"]
+REVIEW_CATEGORIES: tuple[ReviewCategory, ...] = get_args(ReviewCategory)
 T = TypeVar("T")
 
 
@@ -155,6 +156,8 @@ class CallSummary(NamedTuple):
     first_reviews: dict[str, tuple[int, int]]
     """For each category reviewed, (position in ``calls``, call index) of the first successful call that reviewed
     it."""
+    first_any_review: int | None
+    """The index of the first successful call that reviewed any category."""
 
 
 class EpisodeRecord(_Derived):
@@ -192,6 +195,7 @@ class EpisodeRecord(_Derived):
         by_kind: dict[ToolKind | None, list[CallRecord]] = {}
         by_name: dict[str, list[CallRecord]] = {}
         firsts: dict[str, tuple[int, int]] = {}
+        first_any = None
         for position, call in enumerate(self.calls):
             if not call.ok:
                 continue
@@ -206,10 +210,12 @@ class EpisodeRecord(_Derived):
                 by_name[call.name] = [call]
             else:
                 same.append(call)
+            if call.reviews and first_any is None:
+                first_any = call.index
             for category in call.reviews:
                 if category not in firsts:
                     firsts[category] = (position, call.index)
-        return CallSummary(successful, by_kind, by_name, firsts)
+        return CallSummary(successful, by_kind, by_name, firsts, first_any)
 
     def successful(self, kind: ToolKind | None = None) -> list[CallRecord]:
         """The successful calls (of ``kind``), in order."""
@@ -218,6 +224,8 @@ class EpisodeRecord(_Derived):
 
     def first_review(self, *categories: ReviewCategory) -> int | None:
         """The index of the first successful call that reviewed any of ``categories`` (None if none did)."""
+        if categories == REVIEW_CATEGORIES:  # any review at all (the data-review checks)
+            return self.call_summary.first_any_review
         firsts = self.call_summary.first_reviews
         found = [firsts[c] for c in categories if c in firsts]
         return min(found)[1] if found else None

@@ -277,7 +277,15 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None 
                 ok_by_name[name] = [c]
             else:
                 named.append(c)
-            signatures.add(_signature(c))
+            # its signature, equal for two calls exactly when their names and canonical JSON arguments are: for
+            # string arguments (the usual case) the sorted items, else the canonical JSON text
+            arguments = c.arguments
+            for k, v in arguments.items():
+                if type(k) is not str or type(v) is not str:
+                    signatures.add(f"{name}:{canonical_json(arguments)}")
+                    break
+            else:
+                signatures.add((name, tuple(sorted(arguments.items()))))
             if kind is _READ or kind is _THINK:
                 gathered.add(name)
     used: set[int] = set()
@@ -318,16 +326,6 @@ def process_mix(cfg: FiveDConfig, coverage: float, diversity: float, thoroughnes
 
 _GATHERING = (ToolKind.READ, ToolKind.THINK)
 _READ, _THINK, _SUBMIT = ToolKind.READ, ToolKind.THINK, ToolKind.SUBMIT
-
-
-def _signature(call: CallRecord) -> str | tuple[str, tuple[tuple[str, str], ...]]:
-    """A key equal for two calls exactly when their names and canonical JSON arguments are equal: for string
-    arguments (the usual case) the sorted items, else the canonical JSON text."""
-    arguments = call.arguments
-    for k, v in arguments.items():
-        if type(k) is not str or type(v) is not str:
-            return f"{call.name}:{canonical_json(arguments)}"
-    return call.name, tuple(sorted(arguments.items()))
 
 
 def score_format(record: EpisodeRecord, coherence: CoherenceResult, cfg: FiveDConfig) -> float:

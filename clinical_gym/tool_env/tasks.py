@@ -37,6 +37,8 @@ normalized = lru_cache(maxsize=8192)(normalize)
 
 def values_match(expected: Any, actual: Any) -> bool:
     """Whether ``actual`` equals ``expected`` after normalisation (see the module docstring)."""
+    if type(expected) is str and type(actual) is str:  # the usual case first (neither is a bool or a number)
+        return normalized(expected) == normalized(actual)
     if isinstance(expected, bool) or isinstance(actual, bool):
         return expected is actual
     if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
@@ -57,8 +59,12 @@ class ToolPattern(_Model):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
     def matches(self, name: str, arguments: Mapping[str, Any]) -> bool:
-        return name == self.name and all(k in arguments and values_match(v, arguments[k])
-                                         for k, v in self.arguments.items())
+        if name != self.name:
+            return False
+        for k, v in self.arguments.items():
+            if k not in arguments or not values_match(v, arguments[k]):
+                return False
+        return True
 
 
 class ExpectedAction(_Model):
