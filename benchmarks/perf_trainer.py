@@ -15,6 +15,11 @@ no KL; TT-OPD keeps every group (no outcome filter: the prompts have no outcome)
 the first (warm-up) step, wall clock and CPU time (ours: between consecutive collections, one step apart; TRL: its
 step callbacks), peak memory (RSS of the whole process on CPU, allocated CUDA memory on GPU), and per row
 the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, time <= 0.8x TRL's GRPOTrainer).
+
+``--phases`` adds, for our trainers, the peak resident memory of each phase of a step (rollout, old/reference
+logprobs, teacher logprobs, the loss forward, the backward pass, the optimizer step, the teacher's EMA, the
+checkpoint), sampled every few milliseconds by a thread (RSS on CPU, allocated CUDA memory on GPU): where the
+peak comes from. The sampling thread is off otherwise, so it does not disturb the timings.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -72,6 +78,104 @@ def peak_memory_mb() -> float:
     if torch.cuda.is_available():
         return torch.cuda.max_memory_allocated() / 2**20
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def current_memory_mb() -> float:
+    """Resident memory now (allocated CUDA memory on GPU)."""
+    if torch.cuda.is_available():
+        return torch.cuda.memory_allocated() / 2**20
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class PhaseMemory:
+    """The peak memory of each phase of our trainers' steps: a thread samples ``current_memory_mb`` every
+    ``interval`` seconds and charges it to the phase running; ``install`` wraps the trainers' phase functions."""
+
+    def __init__(self, interval: float = 0.002) -> None:
+        self.phase = "setup"
+        self.peaks: dict[str, float] = {}
+        self.interval = interval
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def enter(self, phase: str) -> None:
+        self.note()
+        self.phase = phase
+        self.note()
+
+    def note(self) -> None:
+        now = current_memory_mb()
+        self.peaks[self.phase] = max(self.peaks.get(self.phase, 0.0), now)
+
+    def _sample(self) -> None:
+        while not self.done.wait(self.interval):
+            self.note()
+
+    def wrap(self, owner: Any, name: str, phase: str, after: str | None = None) -> None:
+        """``owner.name`` runs as ``phase``; afterwards the phase is ``after`` (default: the one before)."""
+        inner = getattr(owner, name)
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            before = self.phase
+            self.enter(phase)
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.enter(after or before)
+
+        setattr(owner, name, wrapped)
+
+    def install(self, trainer: str) -> None:
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+        from clinical_gym.trainers.grpo import train as grpo
+
+        register_optimizer_step_pre_hook(lambda *_: self.enter("optimizer step"))
+        register_optimizer_step_post_hook(lambda *_: self.enter("after the update"))
+        if trainer == "ppo":
+            from clinical_gym.trainers.common.value_head import PolicyWithValueHead
+            from clinical_gym.trainers.ppo import train as ppo
+
+            self.wrap(ppo, "collect", "rollout")
+            self.wrap(ppo, "add_rollout_estimates", "old/reference logprobs")
+            original_forward = PolicyWithValueHead.forward
+
+            def forward(module: Any, *args: Any, **kwargs: Any) -> Any:
+                if not torch.is_grad_enabled():
+                    return original_forward(module, *args, **kwargs)
+                self.enter("loss forward")
+                out = original_forward(module, *args, **kwargs)
+                self.enter("backward")
+                return out
+
+            PolicyWithValueHead.forward = forward  # type: ignore[method-assign]
+            modules = [ppo]
+        else:
+            self.wrap(grpo, "collect_groups", "rollout")
+            self.wrap(grpo, "add_old_and_ref_logprobs", "old/reference logprobs")
+            self.wrap(grpo, "token_logprobs_and_entropy", "loss forward", after="backward")
+            modules = [grpo]
+            if trainer == "ttopd":
+                from clinical_gym.trainers.common.ema_teacher import EMATeacher
+                from clinical_gym.trainers.ttopd import train as ttopd
+
+                for name in ("collect_groups", "add_old_and_ref_logprobs"):
+                    setattr(ttopd, name, getattr(grpo, name))
+                self.wrap(ttopd, "add_teacher_logprobs", "teacher logprobs")
+                for name in ("ema_update", "distance"):
+                    self.wrap(EMATeacher, name, "teacher EMA")
+                self.wrap(EMATeacher, "save_with_checkpoint", "checkpoint")
+                modules.append(ttopd)
+        for module in modules:
+            self.wrap(module, "save_checkpoint", "checkpoint")
+        self.thread.start()
+
+    def stop(self) -> dict[str, float]:
+        self.done.set()
+        self.thread.join()
+        self.note()
+        return self.peaks
 
 
 def run_ours(args: argparse.Namespace) -> tuple[list[float], list[float]]:
@@ -156,8 +260,30 @@ def run_trl(args: argparse.Namespace) -> tuple[list[float], list[float]]:
 
 def child(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
+    phases = PhaseMemory() if args.phases and args.child != "trl" else None
+    if phases is not None:
+        phases.install(args.child)
     times, cpu = run_trl(args) if args.child == "trl" else run_ours(args)
-    print(json.dumps({"times": times, "cpu": cpu, "peak_mb": peak_memory_mb()}))
+    result = {"times": times, "cpu": cpu, "peak_mb": peak_memory_mb()}
+    if phases is not None:
+        result["phases"] = phases.stop()
+    print(json.dumps(result))
+
+
+def print_phases(results: dict[tuple[str, int], dict], labels: dict[str, str]) -> None:
+    """One line per phase: its peak memory (MiB) in each of our rows, in the order the phases first ran."""
+    rows = [(key, r["phases"]) for key, r in results.items() if "phases" in r]
+    if not rows:
+        return
+    order: list[str] = []
+    for _, phases in rows:
+        order += [p for p in phases if p not in order]
+    heads = [labels[name].removeprefix("clinical-gym ") + (f" r={rank}" if rank else " full")
+             for (name, rank), _ in rows]
+    print("peak memory (MiB) of each phase of our steps:")
+    print(f"{'phase':24s} " + " ".join(f"{h:>13s}" for h in heads))
+    for phase in order:
+        print(f"{phase:24s} " + " ".join(f"{p.get(phase, float('nan')):13.1f}" for _, p in rows))
 
 
 def prepare(folder: str, hidden: int, layers: int) -> None:
@@ -179,6 +305,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--trainers", default="grpo,ppo,ttopd", help="ours to compare with TRL, comma-separated")
     parser.add_argument("--lora", default="0,8", help="rows: LoRA ranks, 0 for full fine-tuning, comma-separated")
+    parser.add_argument("--phases", action="store_true", help="also print the peak memory of each phase of our steps")
     parser.add_argument("--child", choices=("grpo", "ppo", "ttopd", "trl"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--lora-r", type=int, default=0, help=argparse.SUPPRESS)
@@ -188,7 +315,8 @@ def main() -> None:
         return
     trainers = [t.strip() for t in args.trainers.split(",") if t.strip()]
     ranks = [int(r) for r in args.lora.split(",")]
-    passed = {k: v for k, v in vars(args).items() if k not in ("child", "folder", "trainers", "lora", "lora_r")}
+    passed = {k: v for k, v in vars(args).items()
+              if k not in ("child", "folder", "trainers", "lora", "lora_r", "phases")}
     results: dict[tuple[str, int], dict] = {}
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as folder:
@@ -196,7 +324,8 @@ def main() -> None:
         for rank in ranks:
             for name in ("trl", *trainers):
                 command = [sys.executable, __file__, "--child", name, "--folder", folder, f"--lora-r={rank}",
-                           *(f"--{k.replace('_', '-')}={v}" for k, v in passed.items())]
+                           *(f"--{k.replace('_', '-')}={v}" for k, v in passed.items()),
+                           *(["--phases"] if args.phases else [])]
                 out = subprocess.run(command, capture_output=True, text=True, check=True)
                 result = json.loads(out.stdout.strip().splitlines()[-1])
                 times = result["times"][1:] or result["times"]
@@ -220,6 +349,8 @@ def main() -> None:
               f"{r['peak_mb'] / trl['peak_mb']:8.2f}")
     print("(the time goals read CPU seconds per step, every thread of the process: what a machine other work "
           "shares disturbs least)")
+    if args.phases:
+        print_phases(results, labels)
     for (name, rank), r in results.items():
         if name == "trl":
             continue
