@@ -13,8 +13,7 @@ from typing import Any
 
 import torch
 
-from clinical_gym.trainers.common.logprobs import logprobs_from_logits
-from clinical_gym.trainers.common.shared_prefix import forward_kept
+from clinical_gym.trainers.common.logprobs import kept_scores
 
 VALUE_HEAD_FILE = "value_head"  # checkpoint module name: <checkpoint>/value_head.safetensors
 
@@ -61,16 +60,16 @@ class PolicyWithValueHead(torch.nn.Module):
         wanted = loss_mask.bool()
         keep = torch.zeros_like(input_ids, dtype=torch.bool)
         keep[:, :-1] = wanted
-        out = forward_kept(self.policy, input_ids, attention_mask, keep, hidden=True)  # a shared prompt runs once
-        hidden = out.hidden  # [n, hidden]: the state before each kept token
-        picked, row_entropy = logprobs_from_logits(out.logits, input_ids[:, 1:][wanted], temperature, entropy=entropy,
-                                                   entropy_grad=entropy_grad)
-        picked_values = self.value_head(hidden)
+        # a shared prompt runs once; the vocabulary projection is chunked (logprobs.kept_scores)
+        out = kept_scores(self.policy, input_ids, attention_mask, keep, input_ids[:, 1:][wanted], temperature,
+                          entropy=entropy, entropy_grad=entropy_grad, hidden=True)
+        picked, row_entropy = out.logprobs, out.entropy
+        picked_values = self.value_head(out.hidden)  # from the state before each kept token [n, hidden]
         logprobs = torch.zeros(loss_mask.shape, dtype=torch.float, device=input_ids.device)
         values = torch.zeros_like(logprobs)
         entropies = torch.zeros_like(logprobs) if entropy else None
         if not picked.numel():
-            anchor = 0.0 * out.logits.sum() + 0.0 * picked_values.sum()
+            anchor = out.anchor + 0.0 * picked_values.sum()
             return TokenOutputs(logprobs + anchor, values + anchor, entropies)
         logprobs[wanted] = picked
         values[wanted] = picked_values.float()
