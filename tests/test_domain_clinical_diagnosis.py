@@ -61,3 +61,13 @@ def test_differential_ranks_conditions_by_findings(env):
     ranked = json.loads(env.toolkit.call(call_text("generate_differential", {
         "findings": ["epigastric pain radiating to the back", "vomiting", "lipase"]})).content)
     assert ranked and "pancreatitis" in ranked[0]["condition"].lower()
+
+
+def test_the_hash_of_a_database_with_nothing_written_follows_its_clock_and_records():
+    base = ClinicalDiagnosisEnv.default_db()
+    fresh = lambda db: type(db).model_validate(db.model_dump())  # noqa: E731 - the same content, its own caches
+    copy = base.episode_copy()
+    assert copy.get_hash() == fresh(copy).get_hash() == base.get_hash()
+    later = copy.model_copy(update={"clock": "2031-05-06 07:08"})  # shares the copy's caches
+    assert later.get_hash() == fresh(later).get_hash() != copy.get_hash()
+    assert copy.get_hash() == base.get_hash()  # each clock its own head
