@@ -138,6 +138,8 @@ def test_the_call_summary_agrees_with_reading_the_calls():
     unreviewed = record(calls=[call(0, reviews=frozenset()), call(1, "get_labs", reviews=frozenset({"labs"}))])
     assert unreviewed.first_review(*REVIEW_CATEGORIES) == 1 and record(calls=[]).first_review(*REVIEW_CATEGORIES) is None
     assert rec.successful(ToolKind.WRITE) is not summary.by_kind[ToolKind.WRITE]  # callers get their own list
+    assert summary.counted == 6 and summary.gathered == {"get_chart", "get_labs", "calc"}  # no submit call counted
+    assert len(summary.signatures) == 5  # the successful calls but the submit call, each its own arguments
 
 
 def test_a_changed_copy_of_a_record_forgets_what_was_derived_from_it():

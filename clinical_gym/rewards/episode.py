@@ -17,6 +17,7 @@ from typing import Any, Literal, NamedTuple, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from clinical_gym.cases.schema import normalize
+from clinical_gym.tool_env.database import canonical_json
 from clinical_gym.tool_env.tasks import Task
 from clinical_gym.tools import CallForm, ToolKind
 
@@ -25,6 +26,7 @@ LabFlag = Literal["high", "low", "normal"]
 ReviewCategory = Literal["demographics", "history", "allergies", "medications", "vitals", "labs", "notes"]
 REVIEW_CATEGORIES: tuple[ReviewCategory, ...] = get_args(ReviewCategory)
 T = TypeVar("T")
+_READ, _THINK, _SUBMIT = ToolKind.READ, ToolKind.THINK, ToolKind.SUBMIT
 
 
 class _Frozen(BaseModel):
@@ -158,6 +160,14 @@ class CallSummary(NamedTuple):
     it."""
     first_any_review: int | None
     """The index of the first successful call that reviewed any category."""
+    counted: int
+    """The calls other than submit calls, failed ones included (what process diversity divides by)."""
+    signatures: set[object]
+    """The distinct signatures of the successful calls other than submit calls: equal for two calls exactly when
+    their names and canonical JSON arguments are (for string arguments, the usual case, the sorted items; else the
+    canonical JSON text)."""
+    gathered: set[str]
+    """The tools of the successful READ and THINK calls (information gathering)."""
 
 
 class EpisodeRecord(_Derived):
@@ -189,16 +199,32 @@ class EpisodeRecord(_Derived):
 
     @cached_property
     def call_summary(self) -> CallSummary:
-        """The calls read once for every grader: the successful ones, by kind and by tool, and the first review of
-        each category."""
+        """The calls read once for every grader (safety, process, coherence, assertion rules): the successful ones,
+        by kind and by tool, the first review of each category, and what process scoring counts."""
         successful: list[CallRecord] = []
         by_kind: dict[ToolKind | None, list[CallRecord]] = {}
         by_name: dict[str, list[CallRecord]] = {}
         firsts: dict[str, tuple[int, int]] = {}
         first_any = None
+        counted = 0
+        signatures: set[object] = set()
+        gathered: set[str] = set()
         for position, call in enumerate(self.calls):
+            kind = call.kind
+            if kind is not _SUBMIT:
+                counted += 1
             if not call.ok:
                 continue
+            if kind is not _SUBMIT:
+                name, arguments = call.name, call.arguments
+                for k, v in arguments.items():
+                    if type(k) is not str or type(v) is not str:
+                        signatures.add(f"{name}:{canonical_json(arguments)}")
+                        break
+                else:
+                    signatures.add((name, tuple(sorted(arguments.items()))))
+                if kind is _READ or kind is _THINK:
+                    gathered.add(name)
             successful.append(call)
             same = by_kind.get(call.kind)
             if same is None:
@@ -215,7 +241,7 @@ class EpisodeRecord(_Derived):
             for category in call.reviews:
                 if category not in firsts:
                     firsts[category] = (position, call.index)
-        return CallSummary(successful, by_kind, by_name, firsts, first_any)
+        return CallSummary(successful, by_kind, by_name, firsts, first_any, counted, signatures, gathered)
 
     def successful(self, kind: ToolKind | None = None) -> list[CallRecord]:
         """The successful calls (of ``kind``), in order."""

@@ -41,10 +41,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from clinical_gym.tool_env.database import canonical_json
 from clinical_gym.rewards.assertions import AssertionVerdict, LLMAssertionJudge, grade_assertions
 from clinical_gym.rewards.coherence import CoherenceResult, chosen_option, score_coherence
-from clinical_gym.rewards.episode import CallRecord, EpisodeRecord
+from clinical_gym.rewards.episode import EpisodeRecord
 from clinical_gym.rewards.overlap import open_answer_score
 from clinical_gym.rewards.rubric import RubricVerdict, weighted_rubric_score
 from clinical_gym.rewards.safety import Violation, detect_violations, safety_score
@@ -259,43 +258,15 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None 
     """Coverage of expected actions, diversity of calls, thoroughness of information gathering; mixed with the
     weighted rubric score ``rubric`` (``cfg.rubric_share`` of it) when the task's rubric items were graded."""
     task = record.task
-    # one pass over the calls: the non-submit calls counted, the successful ones by tool (in call order), their
-    # distinct signatures and the tools that gathered information
-    ok_by_name: dict[str, list[CallRecord]] = {}
-    signatures: set[object] = set()
-    gathered: set[str] = set()
-    counted = 0
-    for c in record.calls:
-        kind = c.kind
-        if kind is _SUBMIT:
-            continue
-        counted += 1
-        if c.ok:
-            name = c.name
-            named = ok_by_name.get(name)
-            if named is None:
-                ok_by_name[name] = [c]
-            else:
-                named.append(c)
-            # its signature, equal for two calls exactly when their names and canonical JSON arguments are: for
-            # string arguments (the usual case) the sorted items, else the canonical JSON text
-            arguments = c.arguments
-            for k, v in arguments.items():
-                if type(k) is not str or type(v) is not str:
-                    signatures.add(f"{name}:{canonical_json(arguments)}")
-                    break
-            else:
-                signatures.add((name, tuple(sorted(arguments.items()))))
-            if kind is _READ or kind is _THINK:
-                gathered.add(name)
+    summary = record.call_summary  # the calls counted, their signatures and the gathering tools, read once
     used: set[int] = set()
     matched, missed = [], []
     expected = task.expected_actions if task.uses(RewardBasis.ACTION) else []
     for action in expected:
         pattern = action.pattern
         hit = None
-        for c in ok_by_name.get(pattern.name, ()):
-            if c.index not in used and pattern.matches(c.name, c.arguments):
+        for c in summary.by_name.get(pattern.name, ()):  # successful calls of the tool, in order
+            if c.kind is not _SUBMIT and c.index not in used and pattern.matches(c.name, c.arguments):
                 hit = c.index
                 break
         if hit is None:
@@ -304,10 +275,11 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None 
             matched.append(action.name)
             used.add(hit)
     coverage = len(matched) / len(expected) if expected else 1.0
-    diversity = len(signatures) / counted if counted else 0.0
+    counted = summary.counted
+    diversity = len(summary.signatures) / counted if counted else 0.0
     kinds = record.tool_kinds
     targets = {a.name for a in task.expected_actions if kinds.get(a.name) in _GATHERING}
-    thoroughness = min(1.0, len(gathered) / max(1, len(targets)))
+    thoroughness = min(1.0, len(summary.gathered) / max(1, len(targets)))
     # every value of its field's type, the lists new (clinical_gym.tools.trusted)
     return trusted(ProcessScore, score=process_mix(cfg, coverage, diversity, thoroughness, rubric),
                    coverage=coverage, diversity=diversity, thoroughness=thoroughness, matched_actions=matched,
@@ -325,7 +297,7 @@ def process_mix(cfg: FiveDConfig, coverage: float, diversity: float, thoroughnes
 
 
 _GATHERING = (ToolKind.READ, ToolKind.THINK)
-_READ, _THINK, _SUBMIT = ToolKind.READ, ToolKind.THINK, ToolKind.SUBMIT
+_SUBMIT = ToolKind.SUBMIT
 
 
 def score_format(record: EpisodeRecord, coherence: CoherenceResult, cfg: FiveDConfig) -> float:
