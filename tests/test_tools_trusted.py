@@ -25,6 +25,8 @@ def test_every_field_given_or_defaults_filled_as_validation_does():
     full = dict(index=2, turn=1, name="get_patient_info", arguments={"patient_id": "P001"}, kind=ToolKind.READ,
                 ok=True, error_kind=None, form=CallForm.JSON, content="{}", reviews=frozenset({"demographics"}))
     _same(trusted(CallRecord, **full), CallRecord(**full))
+    shuffled = dict(reversed(full.items()))  # given out of field order: the instance's dict is in field order
+    _same(trusted(CallRecord, **shuffled), CallRecord(**full))
     some = dict(index=0, turn=1, name="think", ok=False, form=CallForm.INVALID)
     built, validated = trusted(CallRecord, **some), CallRecord(**some)
     _same(built, validated)

@@ -66,7 +66,9 @@ def _maker(info: Any) -> Any:
 def trusted(cls: type[M], /, **values: Any) -> M:
     """An instance of ``cls`` holding ``values`` (already of the field types) as validation would build it."""
     names, order, getter, fields = _LAYOUTS.get(cls) or _layout(cls)
-    if len(values) == len(order):  # every field given (the hot paths): their values in field order
+    if tuple(values) == order:  # every field given in field order (the hot paths): the keyword dict, new for this
+        state = values          # call, is the instance's dict (~1.3 us less than rebuilding it in order)
+    elif len(values) == len(order):  # every field given: their values in field order
         try:
             state = dict(zip(order, getter(values)))
         except KeyError:
