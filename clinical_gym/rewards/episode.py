@@ -253,6 +253,9 @@ class EpisodeRecord(_Derived):
         if categories == REVIEW_CATEGORIES:  # any review at all (the data-review checks)
             return self.call_summary.first_any_review
         firsts = self.call_summary.first_reviews
+        if len(categories) == 1:  # one category (allergies, labs, vitals checks)
+            first = firsts.get(categories[0])
+            return first[1] if first is not None else None
         found = [firsts[c] for c in categories if c in firsts]
         return min(found)[1] if found else None
 
