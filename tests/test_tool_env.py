@@ -211,6 +211,16 @@ def test_format_reflects_how_calls_were_written(env):
     assert info["outcome"]["result"] == "correct"
 
 
+
+def test_a_turn_of_several_calls_scores_its_worst_form_also_after_a_submit(env):
+    env.reset(options={"task_id": "mcq"})
+    obs, *_ = env.step('[{"name": "get_allergies", "arguments": {"patient_id": "P1"}}, {"arguments": {}}]')
+    assert obs.startswith("[1] get_allergies: ") and "\n\n[2] call: Error: " in obs
+    assert env.turn_formats == [0.0]  # the nameless call is invalid
+    _, _, terminated, _, info = env.step('[{"name": "submit_answer", "arguments": {"answer": "B"}}, {"arguments": {}}]')
+    assert terminated and env.turn_formats == [0.0, 0.0]  # the call after the submit is not run, but it was written
+    assert len(info["outcome"]["tool_calls"]) == 3
+
 def test_sparse_reward_and_reward_config():
     env = make(reward="sparse")
     reward, info = run_episode(env, ExpertToolPolicy(TASKS[1]), options={"task_id": "mcq"})

@@ -300,10 +300,14 @@ class ToolDomainEnv(ClinicalEnv):
                                          reasoning=str(result.arguments.get("reasoning", "")),
                                          call_index=len(self.calls) - 1)
                 break
-        self.turn_formats.append(min(FORMAT_SCORES[c.form] if c.ok else 0.0 for c in parsed))
-        texts = [self._result_text(r) for r in results]
-        obs = texts[0] if len(texts) == 1 else "\n\n".join(f"[{i}] {r.name or 'call'}: {t}"
-                                                          for i, (r, t) in enumerate(zip(results, texts), 1))
+        if len(parsed) == 1:  # the usual turn: one call
+            self.turn_formats.append(FORMAT_SCORES[parsed[0].form] if parsed[0].error is None else 0.0)
+        else:  # the worst form of the turn's calls (all of them, also those after a submit call)
+            self.turn_formats.append(min(FORMAT_SCORES[c.form] if c.ok else 0.0 for c in parsed))
+        if len(results) == 1:
+            obs = self._result_text(results[0])
+        else:
+            obs = "\n\n".join(f"[{i}] {r.name or 'call'}: {self._result_text(r)}" for i, r in enumerate(results, 1))
         if self.submitted is not None:
             return self._finish(obs + "\nThe task is over.")
         return self._turn_end(obs, results)
