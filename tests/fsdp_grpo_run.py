@@ -42,7 +42,9 @@ def config(run: Path, **overrides: object) -> GRPOConfig | PPOConfig:
     if overrides.pop("ttopd", False):
         return TTOPDConfig(**{**COMMON, "output_dir": str(run), "num_iterations": 2, "beta": 0.05,
                               "dynamic_sampling": False, "max_episode_tokens": 256, "ema_alpha": 0.5,
-                              "ema_interval": 1, "hard_copy_interval": 3, **overrides})
+                              "ema_interval": 1, "hard_copy_interval": 3,
+                              # a sharded teacher keeps the model's dtype; the DDP run it is compared with too
+                              "teacher_dtype": "model", **overrides})
     if overrides.pop("ppo", False):
         return PPOConfig(**{**COMMON, "output_dir": str(run), "num_epochs": 2, "value_learning_rate": 3e-2,
                             "kl_coef": 0.05, **overrides})

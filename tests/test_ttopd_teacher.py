@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch", reason="the teacher needs the [train] extra
 from test_grpo_toy_env import one_torch_thread  # noqa: E402,F401
 
 from clinical_gym.trainers.common.config import TrainerConfig  # noqa: E402
+from clinical_gym.trainers.common import ema_teacher  # noqa: E402
 from clinical_gym.trainers.common.ema_teacher import EMATeacher  # noqa: E402
 from clinical_gym.trainers.common.logprobs import token_logprobs  # noqa: E402
 from clinical_gym.trainers.common.model import prepare_model  # noqa: E402
@@ -185,3 +186,52 @@ def test_a_checkpoint_always_finds_its_teacher(tmp_path, tiny):
     assert (root / "step-000002" / "teacher" / "teacher.json").is_file() and not list(root.glob(".teacher-*"))
     with pytest.raises(FileNotFoundError, match="no teacher state"):
         fresh.load_from_checkpoint(tmp_path / "elsewhere" / "step-000001")
+
+
+def test_a_bfloat16_teacher_is_half_the_copy_and_its_small_ema_steps_add_up(tiny):
+    _, base = tiny
+    model = student(base, 0)
+    teacher = EMATeacher(model, dtype=torch.bfloat16)
+    assert all(p.dtype == torch.bfloat16 for p in teacher.copy.parameters())
+    assert all(m is None for m in teacher._master)  # no float32 master copy: stochastic rounding instead
+    assert all(w.dtype == torch.bfloat16 for w in teacher.state_dict()["weights"].values())
+    # a step far below bfloat16's spacing (2^-7 at 1.0): rounding to nearest would never move the teacher
+    weights = torch.ones(200_000, dtype=torch.bfloat16)
+    target = torch.full((200_000,), 1.0 + 1e-3)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        ema_teacher._ema_rounded(weights, target, 0.995, generator)
+    expected = 1e-3 * (1 - 0.995 ** 20)  # the float32 EMA's move
+    assert float(weights.float().mean()) - 1.0 == pytest.approx(expected, rel=0.1)
+    # the rounding is seeded by the step: the same update of the same weights gives the same teacher (resume)
+    teachers = []
+    for _ in range(2):
+        one = student(base, 0)
+        teachers.append(EMATeacher(one, dtype=torch.bfloat16))
+        perturb(one, scale=0.01)
+        teachers[-1].ema_update(0.995, step=5)
+    assert all(torch.equal(a, b) for a, b in zip(teachers[0]._teacher, teachers[1]._teacher, strict=True))
+
+
+def test_a_bfloat16_teacher_moves_the_distillation_term_by_little(tiny):
+    """What storing the teacher in bfloat16 does to TT-OPD's distillation (Eq. 2): it computes in float32 (the
+    weights widened while each module runs, stored in bfloat16 again after), its token log-probabilities move by
+    well under 0.01 nats here, and the distillation surrogate ½ (log π_S − log π_T)² of a student that moved away
+    from its teacher by less than 2 %."""
+    tokenizer, base = tiny
+    model = student(base, 0)
+    exact, stored = EMATeacher(model), EMATeacher(model, dtype=torch.bfloat16)
+    ids = torch.tensor([tokenizer.encode("the patient has a fever and a cough since yesterday, likely viral")] * 2)
+    attention, mask = torch.ones_like(ids), torch.ones(2, ids.shape[1] - 1)
+    perturb(model, scale=0.05)
+    with torch.no_grad():
+        moved = token_logprobs(model, ids, attention, mask)
+    exact_lp = exact.logprobs(model, ids, attention, mask, 1.0)
+    stored_lp = stored.logprobs(model, ids, attention, mask, 1.0)
+    assert stored_lp.dtype == torch.float32
+    assert all(p.dtype == torch.bfloat16 for p in stored.copy.parameters())  # stored narrow again after the pass
+    gap = (stored_lp - exact_lp).abs()
+    assert float(gap.max()) < 0.01 and float(gap.mean()) < 0.003
+    exact_term = 0.5 * (moved - exact_lp).pow(2).sum()
+    stored_term = 0.5 * (moved - stored_lp).pow(2).sum()
+    assert float(exact_term) > 0 and abs(float(stored_term / exact_term) - 1) < 0.02

@@ -81,7 +81,8 @@ def test_the_distillation_term_alone_pulls_the_student_to_its_teacher(tmp_path, 
     monkeypatch.setattr(ttopd, "EMATeacher", DistantTeacher)
     tokenizer = tiny_tokenizer()
     frozen = dict(ema_interval=1000, hard_copy_interval=0)   # the teacher stays where it started
-    before = first_reply_kl(tiny_llama(tokenizer), DistantTeacher(tiny_llama(tokenizer)), tokenizer)
+    stored = ttopd.teacher_dtype(settings(tmp_path, **frozen))  # as the runs store their teacher (bfloat16)
+    before = first_reply_kl(tiny_llama(tokenizer), DistantTeacher(tiny_llama(tokenizer), dtype=stored), tokenizer)
     after = {}
     for name, coefficient in (("distil", 4.0), ("none", 0.0)):
         model = tiny_llama(tokenizer)

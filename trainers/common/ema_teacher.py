@@ -3,8 +3,12 @@
 
 For a peft LoRA model the teacher is a second adapter (``"teacher"``) in the same model, switched in for the
 teacher's logprobs: the EMA runs over adapter weights only and costs no second base model. Otherwise the teacher is
-a frozen copy of the whole model. Low-precision weights keep a float32 master copy of the teacher so that small EMA
-steps are not rounded away.
+a frozen copy of the whole model, in the model's dtype or, with ``dtype=torch.bfloat16``, stored in bfloat16 (half
+the memory of a float32 copy; it still computes in the model's dtype, ``_widened``). A bfloat16 model's teacher
+keeps a float32 master copy so that small EMA steps are not rounded away; a float32 model's teacher stored in
+bfloat16 instead rounds each EMA result stochastically (up or down with the probabilities that make the expected
+rounded value the exact one), so small steps move it on average too, without a master copy. What the lower precision does to the teacher's log-probabilities and to the
+distillation term is bounded in tests/test_ttopd_teacher.py and trainers/ttopd/README.md.
 
 Checkpoints: ``save_with_checkpoint`` writes the teacher (weights and counters) inside the trainer's checkpoint
 folder as ``teacher/``, atomically with it: the teacher is staged first, so a checkpoint that exists always has its
@@ -27,6 +31,8 @@ import torch
 from clinical_gym.trainers.common.logprobs import token_logprobs
 from clinical_gym.trainers.common.model import eval_mode
 
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+STOCHASTIC_SEED = 0x7EAC  # + the step: the stochastic rounding of an EMA update is the same on resume
 TEACHER_DIR = "teacher"
 WEIGHTS_FILE = "teacher.safetensors"
 STATE_FILE = "teacher.json"
@@ -41,7 +47,8 @@ class EMATeacher:
     counters.
     """
 
-    def __init__(self, model: Any, adapter_name: str = "teacher") -> None:
+    def __init__(self, model: Any, adapter_name: str = "teacher", dtype: torch.dtype | None = None) -> None:
+        """``dtype``: the storage dtype of a full copy (None: the model's); adapters keep the model's."""
         self.uses_adapters = hasattr(model, "peft_config")
         self.adapter_name = adapter_name
         self.copy: Any | None = None
@@ -53,6 +60,10 @@ class EMATeacher:
                 model.add_adapter(adapter_name, copy.deepcopy(model.peft_config[self.student_adapter]))
         else:
             self.copy = copy.deepcopy(model).eval().requires_grad_(False)
+            if dtype is not None:  # the weights only: buffers (rotary frequencies) keep their precision
+                for weight in self.copy.parameters():
+                    weight.data = weight.data.to(dtype)
+        self.compute_dtype = next(model.parameters()).dtype
         self.bind(model)
         self.ema_updates = 0
         self.copies = 0
@@ -75,9 +86,10 @@ class EMATeacher:
         self.names = [name for name, _, _ in pairs]
         self._teacher = [t.requires_grad_(False) for _, t, _ in pairs]
         self._student = [s for _, _, s in pairs]
-        # float32 master copies for low-precision teacher weights (EMA steps of (1 − α) ≈ 0.005 vanish in bfloat16)
-        self._master = [t.detach().float().clone() if t.dtype in (torch.float16, torch.bfloat16) else None
-                        for t in self._teacher]
+        # float32 master copies for low-precision weights of a low-precision model (EMA steps of (1 − α) ≈ 0.005
+        # vanish in bfloat16); a teacher stored below its student's precision rounds stochastically instead
+        self._master = [t.detach().float().clone() if t.dtype in LOW_PRECISION and t.dtype == s.dtype else None
+                        for t, s in zip(self._teacher, self._student, strict=True)]
 
     # -- moving the teacher ---------------------------------------------------------------------------------------
     @torch.no_grad()
@@ -85,7 +97,13 @@ class EMATeacher:
         """θ_T ← α θ_T + (1 − α) θ_S over every followed weight."""
         if not 0 <= alpha <= 1:
             raise ValueError(f"the EMA decay alpha must be in [0, 1], got {alpha}")
+        generator = None
         for teacher, master, student in zip(self._teacher, self._master, self._student, strict=True):
+            if master is None and teacher.dtype != student.dtype:  # stored in lower precision: rounded stochastically
+                if generator is None:
+                    generator = torch.Generator(device=_local(teacher).device).manual_seed(STOCHASTIC_SEED + step)
+                _ema_rounded(_local(teacher), _local(student.detach()), alpha, generator)
+                continue
             target = teacher if master is None else master
             target.mul_(alpha).add_(student.detach().to(target.dtype), alpha=1 - alpha)
             if master is not None:
@@ -114,18 +132,19 @@ class EMATeacher:
     def distance(self) -> float:
         """‖θ_T − θ_S‖ / ‖θ_S‖ over the followed weights (0 right after a copy); over every process's shard of
         sharded weights (then every process must call it)."""
-        diff = _sum_of_squares(t.float() - s.detach().float() for t, s in zip(self._teacher, self._student,
-                                                                              strict=True))
-        norm = _sum_of_squares(s.detach().float() for s in self._student)
+        diff = _sum_of_squares((t, s.detach()) for t, s in zip(self._teacher, self._student, strict=True))
+        norm = _sum_of_squares((s.detach(), None) for s in self._student)
         return (diff / norm) ** 0.5 if norm > 0 else diff ** 0.5
 
     # -- using the teacher ----------------------------------------------------------------------------------------
     @contextmanager
     def active(self, model: Any) -> Iterator[Any]:
         """The teacher as a module to call, in eval mode: ``model`` with the teacher adapter switched in (restored
-        afterwards, trainable flags included), or the frozen copy."""
+        afterwards, trainable flags included), or the frozen copy. A copy stored below the student's precision
+        computes in the student's: each module's weights are widened while it runs (``_widened``)."""
         if not self.uses_adapters:
-            yield self.copy
+            with _widened(self.copy, self.compute_dtype):
+                yield self.copy
             return
         flags = [p.requires_grad for p in model.parameters()]
         model.set_adapter(self.adapter_name)
@@ -228,14 +247,81 @@ def _like(value: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return value.to(target.device)
 
 
-def _sum_of_squares(tensors: Any) -> float:
-    """Σ x² over ``tensors``; sharded ones count each process's shard, summed over the processes."""
+@contextmanager
+def _widened(model: Any, dtype: torch.dtype) -> Iterator[None]:
+    """Inside the block, every module of ``model`` whose own weights are stored in another floating dtype runs with
+    them converted to ``dtype``, one module at a time (converted before its forward, back after: the stored values
+    are exactly representable, so nothing changes). Rounding the weights to bfloat16 moves a model's
+    log-probabilities far less than also computing in bfloat16 (trainers/ttopd/README.md)."""
+    stored = {p.dtype for p in model.parameters() if p.is_floating_point()} - {dtype}
+    if not stored:
+        yield
+        return
+
+    def convert(module: Any, to: torch.dtype) -> None:
+        for weight in module._parameters.values():
+            if weight is not None and weight.is_floating_point() and weight.dtype != to:
+                weight.data = weight.data.to(to)
+
+    (low,) = stored
+    handles = []
+    for module in model.modules():
+        if any(w is not None for w in module._parameters.values()):
+            handles.append(module.register_forward_pre_hook(lambda m, _: convert(m, dtype)))
+            handles.append(module.register_forward_hook(lambda m, _i, _o: convert(m, low)))
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+        for module in model.modules():  # after a forward an error interrupted
+            convert(module, low)
+
+
+def _local(tensor: torch.Tensor) -> torch.Tensor:
+    """A sharded weight's local shard (in-place changes reach the weight), else the tensor."""
+    return tensor.to_local() if hasattr(tensor, "to_local") else tensor
+
+
+def _ema_rounded(teacher: torch.Tensor, student: torch.Tensor, alpha: float, generator: torch.Generator) -> None:
+    """θ_T ← round(α θ_T + (1 − α) θ_S) for a low-precision ``teacher`` (float32 sums, ``SQUARES_CHUNK`` elements at a
+    time), rounded stochastically (``round_stochastic``)."""
+    flat_teacher, flat_student = teacher.view(-1), student.reshape(-1)
+    for start in range(0, flat_teacher.numel(), SQUARES_CHUNK):
+        part = slice(start, start + SQUARES_CHUNK)
+        mixed = flat_teacher[part].float().mul_(alpha).add_(flat_student[part].float(), alpha=1 - alpha)
+        flat_teacher[part] = round_stochastic(mixed, teacher.dtype, generator)
+
+
+def round_stochastic(values: torch.Tensor, dtype: torch.dtype, generator: torch.Generator) -> torch.Tensor:
+    """float32 ``values`` rounded to bfloat16 up or down at random, with the probability of rounding up the fraction
+    of the gap below: the expected result is ``values`` itself (unbiased, so steps smaller than the precision add
+    up). Other target dtypes round to nearest."""
+    if dtype != torch.bfloat16:
+        return values.to(dtype)
+    # bfloat16 is float32's upper 16 bits: add uniform noise to the 16 bits that go, then drop them
+    noise = torch.randint(0, 1 << 16, values.shape, generator=generator, dtype=torch.int32, device=values.device)
+    bits = (values.contiguous().view(torch.int32) + noise) & -(1 << 16)
+    return bits.view(torch.float32).to(torch.bfloat16)
+
+
+SQUARES_CHUNK = 2**20  # elements squared at once in float64 (8 MiB): no full-size float64 copy of a weight
+
+
+def _sum_of_squares(pairs: Any) -> float:
+    """Σ (a − b)² (float32 differences, float64 sums) over pairs of same-shaped tensors (b None: Σ a²), a chunk
+    at a time; sharded ones count each process's shard, summed over the processes."""
     total, group_device = torch.zeros((), dtype=torch.float64), None
-    for tensor in tensors:
-        if hasattr(tensor, "to_local"):
-            tensor = tensor.to_local()
-            group_device = tensor.device
-        total += tensor.double().pow(2).sum().cpu()
+    for a, b in pairs:
+        if hasattr(a, "to_local"):
+            a, b = a.to_local(), (b.to_local() if b is not None else None)
+            group_device = a.device
+        a, b = a.reshape(-1), (b.reshape(-1) if b is not None else None)
+        for start in range(0, a.numel(), SQUARES_CHUNK):
+            part = a[start:start + SQUARES_CHUNK].float()
+            if b is not None:
+                part = part - b[start:start + SQUARES_CHUNK].float()
+            total += part.double().pow(2).sum().cpu()
     if group_device is not None:
         total = total.to(group_device)
         torch.distributed.all_reduce(total)

@@ -110,7 +110,10 @@ def kept_scores(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tenso
         owner, name, head = found
         with _head_replaced(owner, name):
             states = _kept_forward(model, input_ids, attention_mask, keep, model_inputs, hidden=False).logits
-        picked, row_entropy = linear_logprobs(states, head.weight, head.bias, targets, temperature, entropy=entropy,
+        weight, bias = head.weight, head.bias
+        if weight.dtype != states.dtype:  # a head stored in lower precision than the model computes in
+            weight, bias = weight.to(states.dtype), (bias.to(states.dtype) if bias is not None else None)
+        picked, row_entropy = linear_logprobs(states, weight, bias, targets, temperature, entropy=entropy,
                                               entropy_grad=entropy_grad)
         anchor = 0.0 * states.sum() + 0.0 * head.weight.sum()
         return KeptScores(picked, row_entropy, states if hidden else None, anchor)

@@ -13,6 +13,7 @@ from clinical_gym.trainers.grpo.config import GRPOConfig
 DISTILL_SCHEDULES = ("constant", "linear", "cosine")
 TURN_AGGREGATIONS = ("sum", "mean")
 TEACHER_UPDATES = ("ema", "reset")
+TEACHER_DTYPES = ("bfloat16", "model")
 HINT_POSITIONS = ("context", "reply")
 
 
@@ -35,6 +36,10 @@ class TTOPDConfig(GRPOConfig):
         teacher_update: "ema" (θ_T ← α θ_T + (1 − α) θ_S every ema_interval steps, plus a hard copy every
         hard_copy_interval steps when > 0) or "reset" (ablation: only the hard copy, every hard_copy_interval steps).
         ema_alpha: α (0.995); ema_interval: 5; hard_copy_interval: 30, 0 for never.
+        teacher_dtype: how a full fine-tuning teacher (a frozen copy of the model) is stored: "bfloat16" (half of a
+        float32 copy's memory; its EMA results are rounded stochastically, its log-probabilities are the bfloat16
+        model's) or "model" (the model's dtype: exact). A LoRA teacher is a second adapter in the model's dtype, and
+        a teacher sharded with --fsdp keeps the model's dtype too.
 
     > Hints
         hints: give the teacher an outcome-conditioned hint at every turn (off: ablation "no hints").
@@ -67,6 +72,8 @@ class TTOPDConfig(GRPOConfig):
     ema_alpha: float = option("EMA decay alpha of the teacher", default=0.995)
     ema_interval: int = option("steps between EMA updates of the teacher", default=5)
     hard_copy_interval: int = option("steps between hard copies student -> teacher (0: never)", default=30)
+    teacher_dtype: str = option("storage of a full fine-tuning teacher copy: bfloat16 (half the memory, EMA rounded "
+                                "stochastically) or model (the model's dtype)", TEACHER_DTYPES, default="bfloat16")
     hints: bool = option("outcome-conditioned hints for the teacher; off: ablation 'no hints'", default=True)
     hint_position: str = option("where the teacher's hint goes: a message before the generation prompt (context) or "
                                 "text at the start of the reply (reply)", HINT_POSITIONS, default="context")
@@ -78,6 +85,7 @@ class TTOPDConfig(GRPOConfig):
         for name, value, allowed in (("distill_schedule", self.distill_schedule, DISTILL_SCHEDULES),
                                      ("distill_turn_aggregation", self.distill_turn_aggregation, TURN_AGGREGATIONS),
                                      ("teacher_update", self.teacher_update, TEACHER_UPDATES),
+                                     ("teacher_dtype", self.teacher_dtype, TEACHER_DTYPES),
                                      ("hint_position", self.hint_position, HINT_POSITIONS)):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")

@@ -89,6 +89,13 @@ def teacher_move(step: int, cfg: TTOPDConfig) -> str | None:
     return None
 
 
+def teacher_dtype(cfg: TTOPDConfig) -> torch.dtype | None:
+    """The storage dtype of a full fine-tuning teacher copy (None: the model's). A copy sharded with ``--fsdp`` keeps
+    the model's dtype: FSDP gathers its weights from buffers of its own, which the widening of a narrower copy
+    (``ema_teacher._widened``) does not reach."""
+    return torch.bfloat16 if cfg.teacher_dtype == "bfloat16" and not cfg.fsdp else None
+
+
 def hint_templates(cfg: TTOPDConfig) -> HintTemplates:
     """The run's hints: the configured texts, else the environment's defaults."""
     default = default_hints(cfg.env)
@@ -219,7 +226,7 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
     frozen, teacher = None, None
     if cfg.fsdp:  # the reference copy and the teacher (its adapter, or its copy) are made first, then sharded
         frozen = frozen_copy(model, reference_needed)
-        teacher = EMATeacher(model)
+        teacher = EMATeacher(model, dtype=teacher_dtype(cfg))
         model = sharding.shard(model.to(accelerator.device))
         for copied in (frozen, teacher.copy):
             if copied is not None:
@@ -231,7 +238,8 @@ def main(cfg: TTOPDConfig, *, env_factory: Callable[[], gym.Env] | None = None, 
     policy_model = accelerator.unwrap_model(model)
     reference = Reference(policy_model, needed=reference_needed, frozen=frozen)
     if teacher is None:
-        teacher = EMATeacher(policy_model)  # θ_T ← θ_S; a second LoRA adapter, or a frozen copy of the full model
+        teacher = EMATeacher(policy_model, dtype=teacher_dtype(cfg))  # θ_T ← θ_S; a second LoRA adapter, or a
+        # frozen copy of the full model (bfloat16 unless --teacher-dtype model)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
     # -- resume ---------------------------------------------------------------------------------------------------
