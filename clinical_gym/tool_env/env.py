@@ -381,7 +381,8 @@ class ToolDomainEnv(ClinicalEnv):
     def _judge_failed(self, graded: FiveDResult, obs: str) -> tuple[str, float, bool, bool, dict[str, Any]] | None:
         """The truncated step that ends an episode whose LLM judge failed on an assertion (the grade would be
         incomplete, so the episode counts for nothing), or None when every assertion was graded or left out."""
-        failures = [v.error for v in (*graded.assertions, *graded.rubric) if v.error]
+        failures = [v.error for v in graded.assertions if v.error]
+        failures += [v.error for v in graded.rubric if v.error]
         if not failures:
             return None
         message = f"the assertion judge failed on {len(failures)} assertion(s): {failures[0]}"
