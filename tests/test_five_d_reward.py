@@ -135,6 +135,9 @@ def test_the_call_summary_agrees_with_reading_the_calls():
     assert rec.first_review("labs") == 3 and rec.first_review("labs", "vitals") == 0
     assert rec.first_review("notes") is None and rec.call_summary.first_any_review == 0
     assert rec.first_review(*REVIEW_CATEGORIES) == 0 == rec.first_review(*reversed(REVIEW_CATEGORIES))
+    again = record(calls=[call(0, reviews=frozenset({"labs"})), call(1, reviews=frozenset({"labs"})),
+                          call(2, reviews=frozenset({"labs", "notes"}))])  # a repeat reviews nothing new
+    assert again.first_reviews == {"labs": (0, 0), "notes": (2, 2)} and again.call_summary.first_any_review == 0
     unreviewed = record(calls=[call(0, reviews=frozenset()), call(1, "get_labs", reviews=frozenset({"labs"}))])
     assert unreviewed.first_review(*REVIEW_CATEGORIES) == 1 and record(calls=[]).first_review(*REVIEW_CATEGORIES) is None
     assert rec.successful(ToolKind.WRITE) is not summary.by_kind[ToolKind.WRITE]  # callers get their own list

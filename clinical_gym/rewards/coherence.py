@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from clinical_gym.cases.schema import normalize
 from clinical_gym.pharmacology import Drug, allergy_conflict, drugs_mentioned
-from clinical_gym.rewards.episode import REVIEW_CATEGORIES, EpisodeRecord, PatientFacts
+from clinical_gym.rewards.episode import EpisodeRecord, PatientFacts
 from clinical_gym.rewards.overlap import rouge1_f1
 from clinical_gym.tool_env.tasks import normalized
 from clinical_gym.tools.trusted import trusted
@@ -177,7 +177,7 @@ def _clear_conclusion(record: EpisodeRecord) -> bool:
 def _data_reviewed(record: EpisodeRecord) -> bool | None:
     if record.patient is None:
         return None
-    first = record.first_review(*REVIEW_CATEGORIES)
+    first = record.call_summary.first_any_review  # first_review(*REVIEW_CATEGORIES)
     return first is not None and record.answer is not None and first < record.answer.call_index
 
 

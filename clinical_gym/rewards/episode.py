@@ -236,11 +236,13 @@ class EpisodeRecord(_Derived):
                 by_name[call.name] = [call]
             else:
                 same.append(call)
-            if call.reviews and first_any is None:
-                first_any = call.index
-            for category in call.reviews:
-                if category not in firsts:
-                    firsts[category] = (position, call.index)
+            reviews = call.reviews
+            if reviews and not reviews <= firsts.keys():  # (a repeated call reviews nothing new)
+                if first_any is None:
+                    first_any = call.index
+                for category in reviews:
+                    if category not in firsts:
+                        firsts[category] = (position, call.index)
         return CallSummary(successful, by_kind, by_name, firsts, first_any, counted, signatures, gathered)
 
     def successful(self, kind: ToolKind | None = None) -> list[CallRecord]:

@@ -26,14 +26,7 @@ from clinical_gym.cases.schema import normalize
 from clinical_gym.drugs import Drug, RenalBand, reference
 from clinical_gym.drugs.units import creatinine_clearance
 from clinical_gym.rewards.coherence import affirmed_clauses, chosen_option, recommended_drugs
-from clinical_gym.rewards.episode import (
-    REVIEW_CATEGORIES,
-    EpisodeRecord,
-    PatientFacts,
-    Prescription,
-    contains_term,
-    padded_words,
-)
+from clinical_gym.rewards.episode import EpisodeRecord, PatientFacts, Prescription, contains_term, padded_words
 from clinical_gym.tools import ToolKind
 from clinical_gym.tools.trusted import trusted
 
@@ -751,7 +744,7 @@ def _no_data_review(record: EpisodeRecord) -> list[str]:
         decisions.append(record.answer.call_index)
     if not decisions:
         return []
-    reviewed = record.first_review(*REVIEW_CATEGORIES)
+    reviewed = record.call_summary.first_any_review  # first_review(*REVIEW_CATEGORIES)
     return [] if reviewed is not None and reviewed < min(decisions) else ["decision before any patient data review"]
 
 
