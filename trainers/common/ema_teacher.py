@@ -59,10 +59,7 @@ class EMATeacher:
             if adapter_name not in model.peft_config:
                 model.add_adapter(adapter_name, copy.deepcopy(model.peft_config[self.student_adapter]))
         else:
-            self.copy = copy.deepcopy(model).eval().requires_grad_(False)
-            if dtype is not None:  # the weights only: buffers (rotary frequencies) keep their precision
-                for weight in self.copy.parameters():
-                    weight.data = weight.data.to(dtype)
+            self.copy = _copy_stored_as(model, dtype).eval().requires_grad_(False)
         self.compute_dtype = next(model.parameters()).dtype
         self.bind(model)
         self.ema_updates = 0
@@ -247,6 +244,18 @@ def _like(value: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return value.to(target.device)
 
 
+def _copy_stored_as(model: Any, dtype: torch.dtype | None) -> Any:
+    """A deep copy of ``model`` whose weights are stored as ``dtype`` (None: as they are), made without a full-precision
+    copy first (the weights enter the copy already converted); buffers (rotary frequencies) keep their precision and
+    tied weights stay tied."""
+    if dtype is None:
+        return copy.deepcopy(model)
+    memo: dict[int, Any] = {}
+    for weight in model.parameters():
+        memo[id(weight)] = torch.nn.Parameter(weight.detach().to(dtype), requires_grad=False)
+    return copy.deepcopy(model, memo)
+
+
 @contextmanager
 def _widened(model: Any, dtype: torch.dtype) -> Iterator[None]:
     """Inside the block, every module of ``model`` whose own weights are stored in another floating dtype runs with
@@ -266,7 +275,9 @@ def _widened(model: Any, dtype: torch.dtype) -> Iterator[None]:
     (low,) = stored
     handles = []
     for module in model.modules():
-        if any(w is not None for w in module._parameters.values()):
+        if isinstance(module, torch.nn.Embedding):  # a lookup: its rows widened are the widened table's rows
+            handles.append(module.register_forward_hook(lambda _m, _i, out: out.to(dtype)))
+        elif any(w is not None for w in module._parameters.values()):
             handles.append(module.register_forward_pre_hook(lambda m, _: convert(m, dtype)))
             handles.append(module.register_forward_hook(lambda m, _i, _o: convert(m, low)))
     try:
