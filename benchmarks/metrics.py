@@ -1,6 +1,7 @@
 """The papers' metrics per environment family, per episode and as means with 95% bootstrap confidence intervals.
 
-* ClinicalInquiry (DoctorAgent-RL, Doctor-R1): diagnosis accuracy (correct = 1), partial credit (correct 1,
+* ClinicalInquiry (DoctorAgent-RL, Doctor-R1): diagnosis accuracy (correct = 1), the same counting final replies
+  refused for their format that name the right diagnosis (``accuracy_any_format``), partial credit (correct 1,
   partially 0.5, wrong 0), diagnosis and recommendation word-F1, LLM-judge scores (0-100, when a judge was
   configured), turns, questions repeated, format errors, reward.
 * DiagnosticWorkup (DiagGym): diagnosis accuracy, exam precision / recall / F1, the weighted rubric score (cases
@@ -24,6 +25,7 @@ succeeds) is 1 - C(n - c, k) / C(n, k).
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -32,7 +34,8 @@ import numpy as np
 from pydantic import BaseModel
 
 from clinical_gym.benchmarks.records import EpisodeRecord
-from clinical_gym.rewards.diagnosis_match import OUTCOME_SCORES
+from clinical_gym.cases.schema import Diagnosis
+from clinical_gym.rewards.diagnosis_match import OUTCOME_SCORES, match_diagnosis
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
@@ -58,6 +61,25 @@ def _result_is(record: EpisodeRecord, result: str) -> float:
 
 def _count_turns(record: EpisodeRecord, test: Callable[[dict], bool]) -> float:
     return float(sum(test(t.info) for t in record.turns))
+
+
+_DIAGNOSIS_LINE = re.compile(r"\bdiagnos[ie]s\s*[:：]", re.I)
+
+
+def _accuracy_any_format(record: EpisodeRecord) -> float:
+    """Accuracy that also grades a final reply the environment refused for its format: 1 when the episode was
+    correct, or when its last reply was invalid (``parse_error``) but has a "Diagnosis:" line naming the gold
+    diagnosis (its name or ICD-10-CM category; the case's synonyms are not in the record). It separates learning
+    the answer format from learning the diagnosis: accuracy counts both, this only the second."""
+    outcome = record.outcome or {}
+    if outcome.get("result") == "correct":
+        return 1.0
+    last = record.turns[-1] if record.turns else None
+    gold, code = outcome.get("gold_diagnosis"), outcome.get("gold_icd10")
+    if last is None or not gold or not code or "parse_error" not in last.info or not _DIAGNOSIS_LINE.search(last.action or ""):
+        return 0.0
+    diagnosis = Diagnosis(name=gold, icd10=code)
+    return float(match_diagnosis(last.action, diagnosis).outcome == "correct")
 
 
 def _judge(name: str) -> Callable[[EpisodeRecord], float | None]:
@@ -103,6 +125,7 @@ REWARD = Metric("reward", lambda r: r.reward)
 FAMILY_METRICS: dict[str, tuple[Metric, ...]] = {
     "inquiry": (
         Metric("accuracy", lambda r: _result_is(r, "correct")),
+        Metric("accuracy_any_format", _accuracy_any_format),
         Metric("partial_credit", lambda r: OUTCOME_SCORES.get((r.outcome or {}).get("result"), 0.0)),
         Metric("diagnosis_f1", lambda r: _outcome(r, "diagnosis_f1")),
         Metric("recommendation_f1", lambda r: _outcome(r, "recommendation_f1")),

@@ -23,12 +23,40 @@ def test_inquiry_metrics_by_hand():
                       {"parse_error": "no <answer> block", "reply_kind": "invalid"}, {"reply_kind": "diagnosis"}],
                reward=3.5, judge={"diagnosis": 80.0, "recommendation": 40.0})
     assert episode_metrics(r) == {
-        "accuracy": 0.0, "partial_credit": 0.5, "diagnosis_f1": 0.5, "recommendation_f1": 0.25,
+        "accuracy": 0.0, "accuracy_any_format": 0.0, "partial_credit": 0.5, "diagnosis_f1": 0.5, "recommendation_f1": 0.25,
         "judge_diagnosis": 80.0, "judge_recommendation": 40.0, "turns": 5.0, "questions_repeated": 2.0,
         "format_errors": 1.0, "reward": 3.5}
     correct = episode_metrics(record("inquiry", outcome={"result": "correct", "diagnosis_f1": 1.0}))
     assert correct["accuracy"] == 1.0 and correct["partial_credit"] == 1.0
     assert correct["judge_diagnosis"] is None  # no judge configured: nothing to average
+
+
+def reply(action: str, info: dict) -> TurnRecord:
+    return TurnRecord(action=action, observation="y", reward=0.0, info=info)
+
+
+@pytest.mark.parametrize("action, info, result, expected", [
+    # refused for its format (no Recommendation, no closing tag) but names the gold diagnosis: counted
+    ("<think>Rash.</think><answer>Diagnosis: Herpes zoster\n</\n", {"parse_error": "no Recommendation"}, "wrong", 1.0),
+    # the ICD-10-CM category counts as it does for accuracy
+    ("<answer>Diagnosis: shingles (B02.9)", {"parse_error": "no closing tag"}, "wrong", 1.0),
+    # refused and names another diagnosis
+    ("<answer>Diagnosis: Streptococcal pharyngitis\n</\n", {"parse_error": "no Recommendation"}, "wrong", 0.0),
+    # refused without a Diagnosis line: the gold name in free text is not an answer
+    ("I think this could be herpes zoster, let me explain", {"parse_error": "no <answer> block"}, "wrong", 0.0),
+    # accepted and wrong: the environment graded it, nothing to add
+    ("<answer>Diagnosis: Herpes zoster\nRecommendation: rest</answer>", {"reply_kind": "diagnosis"}, "wrong", 0.0),
+    # accepted and right
+    ("<answer>Diagnosis: Herpes zoster\nRecommendation: aciclovir</answer>", {"reply_kind": "diagnosis"}, "correct", 1.0),
+])
+def test_accuracy_any_format_grades_a_reply_refused_for_its_format(action, info, result, expected):
+    r = EpisodeRecord(env="inquiry-env", family="inquiry", agent="a", episode=0, seed=0, status="ok", reward=0.0,
+                      outcome={"result": result, "gold_diagnosis": "Herpes zoster", "gold_icd10": "B02.9"},
+                      turns=[reply("<answer>Question: where is the rash?</answer>", {"reply_kind": "answered"}),
+                             reply(action, info)])
+    metrics = episode_metrics(r)
+    assert metrics["accuracy_any_format"] == expected
+    assert metrics["accuracy"] == float(result == "correct")
 
 
 def test_workup_metrics_by_hand():
