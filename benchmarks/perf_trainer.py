@@ -11,7 +11,10 @@ Same settings on both sides: ``--prompts`` prompts x ``--generations`` completio
 batch, beta 0 (no reference model), clip 0.2 / 0.28, token-level loss, random rewards; ``--lora 8`` rows put a
 rank-8 LoRA adapter (alpha 16, every linear layer) on both. PPO runs one epoch (one optimizer step per batch),
 no KL; TT-OPD keeps every group (no outcome filter: the prompts have no outcome) and distils from its EMA teacher
-(a frozen copy of the model for full fine-tuning, a second adapter for LoRA). Printed: mean seconds per step after
+(a frozen copy of the model stored in bfloat16 for full fine-tuning, its default; a second adapter for LoRA). TRL's
+``GRPOConfig`` turns gradient checkpointing on by default (TRL 1.x) and it is left so: TRL recomputes the
+activations of its training forward in the backward pass, ours keep them (our default, which lets a group's shared
+prompt run once). Printed: mean seconds per step after
 the first (warm-up) step, wall clock and CPU time (ours: between consecutive collections, one step apart; TRL: its
 step callbacks), peak memory (RSS of the whole process on CPU, allocated CUDA memory on GPU), and per row
 the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, time <= 0.8x TRL's GRPOTrainer).
