@@ -121,6 +121,9 @@ def test_models_whose_logits_are_not_a_plain_projection_keep_their_head() -> Non
     model.config.final_logit_softcapping = 30.0  # Gemma's: tanh-capped logits the head alone does not give
     assert projection_head(model) is None
     model.config.final_logit_softcapping = None
+    handle = model.register_forward_hook(lambda _m, _i, out: out)  # a hook may edit the logits (vision policies)
+    assert projection_head(model) is None
+    handle.remove()
     model.lm_head = torch.nn.Sequential(model.lm_head)  # not a plain Linear
     assert projection_head(model) is None
 

@@ -138,12 +138,16 @@ def _kept_forward(model: Any, input_ids: torch.Tensor, attention_mask: torch.Ten
 def projection_head(model: Any) -> tuple[Any, str, torch.nn.Linear] | None:
     """(the module holding it, its attribute name, the head) when ``model``'s logits are its ``lm_head``-style
     output embedding applied as a plain ``torch.nn.Linear`` to the last hidden state, else None: another kind of
-    head (a LoRA-wrapped or sharded one), or a config that transforms the logits (``LOGIT_TRANSFORMS``)."""
+    head (a LoRA-wrapped or sharded one), a config that transforms the logits (``LOGIT_TRANSFORMS``), or a forward
+    hook on the model (it may read or edit the logits)."""
     from clinical_gym.trainers.common.sharding import is_sharded
 
     inner = getattr(model, "module", model)  # DDP
+    wrappers = [model, inner]
     if hasattr(inner, "get_base_model"):  # peft
         inner = inner.get_base_model()
+    if any(getattr(m, "_forward_hooks", None) for m in (*wrappers, inner)):
+        return None  # a hook may edit the logits (a vision policy masks its image placeholders' logits)
     config = getattr(inner, "config", None)
     for part in (config, getattr(config, "text_config", None)):
         if any(getattr(part, field, None) not in (None, 1, 1.0) for field in LOGIT_TRANSFORMS):
