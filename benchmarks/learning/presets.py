@@ -125,7 +125,8 @@ SMOKE = Preset(
         EnvSettings(TOOL, train_cases=32, eval_episodes=16, env_kwargs={"max_turns": 2}, brief_prompt=True,
                     short_expert=True, sft=SFTSettings(expert_episodes=8, epochs=1.0, max_recommendation_words=None),
                     rl=RLSettings(steps=3, group_size=4, max_turn_tokens=32, max_episode_tokens=1024,
-                                  micro_batch_size=4)),
+                                  micro_batch_size=4),
+                    algorithms=("grpo",)),
     ),
 )
 
