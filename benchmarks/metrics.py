@@ -25,7 +25,6 @@ succeeds) is 1 - C(n - c, k) / C(n, k).
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from pydantic import BaseModel
 
 from clinical_gym.benchmarks.records import EpisodeRecord
 from clinical_gym.cases.schema import Diagnosis
-from clinical_gym.rewards.diagnosis_match import OUTCOME_SCORES, match_diagnosis
+from clinical_gym.rewards.diagnosis_match import OUTCOME_SCORES, has_diagnosis_label, match_diagnosis
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
@@ -63,23 +62,19 @@ def _count_turns(record: EpisodeRecord, test: Callable[[dict], bool]) -> float:
     return float(sum(test(t.info) for t in record.turns))
 
 
-_DIAGNOSIS_LINE = re.compile(r"\bdiagnos[ie]s\s*[:：]", re.I)
-
-
 def _accuracy_any_format(record: EpisodeRecord) -> float:
     """Accuracy that also grades a final reply the environment refused for its format: 1 when the episode was
     correct, or when its last reply was invalid (``parse_error``) but has a "Diagnosis:" line naming the gold
     diagnosis (its name or ICD-10-CM category; the case's synonyms are not in the record). It separates learning
     the answer format from learning the diagnosis: accuracy counts both, this only the second."""
-    outcome = record.outcome or {}
-    if outcome.get("result") == "correct":
+    if _result_is(record, "correct"):
         return 1.0
-    last = record.turns[-1] if record.turns else None
+    outcome = record.outcome or {}
     gold, code = outcome.get("gold_diagnosis"), outcome.get("gold_icd10")
-    if last is None or not gold or not code or "parse_error" not in last.info or not _DIAGNOSIS_LINE.search(last.action or ""):
+    last = record.turns[-1] if record.turns else None
+    if not (gold and code and last is not None and "parse_error" in last.info and has_diagnosis_label(last.action)):
         return 0.0
-    diagnosis = Diagnosis(name=gold, icd10=code)
-    return float(match_diagnosis(last.action, diagnosis).outcome == "correct")
+    return float(match_diagnosis(last.action, Diagnosis(name=gold, icd10=code)).outcome == "correct")
 
 
 def _judge(name: str) -> Callable[[EpisodeRecord], float | None]:

@@ -44,6 +44,9 @@ def reply(action: str, info: dict) -> TurnRecord:
     ("<answer>Diagnosis: Streptococcal pharyngitis\n</\n", {"parse_error": "no Recommendation"}, "wrong", 0.0),
     # refused without a Diagnosis line: the gold name in free text is not an answer
     ("I think this could be herpes zoster, let me explain", {"parse_error": "no <answer> block"}, "wrong", 0.0),
+    # a differential or a label inside the reasoning is not the answer's diagnosis
+    ("<answer>Differential diagnosis: Herpes zoster", {"parse_error": "no Recommendation"}, "wrong", 0.0),
+    ("<think>Diagnosis: Herpes zoster</think> rest and fluids", {"parse_error": "no <answer> block"}, "wrong", 0.0),
     # accepted and wrong: the environment graded it, nothing to add
     ("<answer>Diagnosis: Herpes zoster\nRecommendation: rest</answer>", {"reply_kind": "diagnosis"}, "wrong", 0.0),
     # accepted and right

@@ -65,6 +65,12 @@ class DiagnosisMatch:
     reason: str
 
 
+def has_diagnosis_label(answer: str) -> bool:
+    """Whether ``answer``, outside its <think> block, labels a diagnosis ("Diagnosis:", "Final diagnosis:"; not
+    "Differential diagnosis:"), the label ``match_diagnosis`` reads the primary diagnosis after."""
+    return _DIAGNOSIS_LABEL.search(_THINK_AND_TAGS.sub(" ", answer)) is not None
+
+
 def _diagnosis_section(answer: str) -> str:
     """The part of ``answer`` that states diagnoses: after a "Diagnosis:" label, before a "Recommendation:" one."""
     text = _THINK_AND_TAGS.sub(" ", answer)
