@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -109,7 +109,7 @@ class FiveDConfig:
     sparse: bool = False
 
     def __post_init__(self) -> None:
-        weights = {d: getattr(self, d) for d in DIMENSIONS}
+        weights = self.weights
         if any(w < 0 for w in weights.values()) or not sum(weights.values()) > 0:
             raise ValueError(f"weights must be >= 0 and not all 0, got {weights}")
         shares = self.coverage_share + self.diversity_share + self.thoroughness_share
@@ -123,6 +123,12 @@ class FiveDConfig:
             raise ValueError("severity_penalties needs one penalty for each severity 1..5")
         if not 0 <= self.partial_at <= self.correct_at <= 1:
             raise ValueError("need 0 <= partial_at <= correct_at <= 1")
+
+    @cached_property
+    def weights(self) -> dict[str, float]:
+        """The weight of each dimension (``DIMENSIONS``), read once: the config is frozen (``dataclasses.replace``
+        makes a new one)."""
+        return {d: getattr(self, d) for d in DIMENSIONS}
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> FiveDConfig:
@@ -201,7 +207,7 @@ class FiveDReward:
 
     def _combine(self, scores: dict[str, float | None], violations: list[Violation]) -> dict[str, float]:
         cfg = self.config
-        weights = self._weights()
+        weights = cfg.weights
         present = {d: s for d, s in scores.items() if s is not None}
         scale = 1.0 / sum(weights[d] for d in present) if cfg.renormalise else 1.0
         components = {d: weights[d] * scale * s for d, s in present.items()}
@@ -214,13 +220,6 @@ class FiveDReward:
         if 5 in severities and total > cfg.critical_cap:
             components["critical_cap"] = cfg.critical_cap - total
         return components
-
-    def _weights(self) -> dict[str, float]:
-        """The dimension weights of ``self.config``, read once per config (it is frozen)."""
-        known = self.__dict__.get("_weights_of")
-        if known is None or known[0] is not self.config:
-            known = self._weights_of = (self.config, {d: getattr(self.config, d) for d in DIMENSIONS})
-        return known[1]
 
 
 def score_accuracy(record: EpisodeRecord, cfg: FiveDConfig | None = None) -> float:
