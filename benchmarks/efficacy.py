@@ -2,7 +2,7 @@
 
 Do the trainers make a policy better than where it started, on clinical episodes it never trained on?
 
-    python benchmarks/efficacy.py --preset smoke --out runs/efficacy-smoke     # SmolLM2, 2 CPU cores, < 10 min
+    python benchmarks/efficacy.py --preset smoke --out runs/efficacy-smoke     # SmolLM2, 2 CPU cores, minutes
     python benchmarks/efficacy.py --preset cpu --out runs/efficacy-cpu         # about an hour on 2 cores
     python benchmarks/efficacy.py --preset gpu --out runs/efficacy-gpu         # one GPU, vLLM when installed
     python -m clinical_gym.benchmarks.efficacy --preset smoke --envs ClinicalInquiry-v1 --algorithms grpo --seeds 0,1

@@ -5,8 +5,9 @@ and TT-OPD (steps, episodes per step, learning rate, LoRA, token limits); every 
 own default, so a preset compares the algorithms as they ship. ``seeds`` are the RL seeds (each algorithm trains
 once per seed from the same SFT model and is evaluated on the same held-out episodes).
 
-* ``smoke``: SmolLM2-135M on 2 CPU cores in under 10 minutes: ClinicalInquiry on four distinctive conditions, one
-  turn, and MedicalQA with a brief prompt and the short expert.
+* ``smoke``: SmolLM2-135M on 2 CPU cores (ClinicalInquiry with GRPO alone: 5.8 minutes on idle cores; with all
+  three algorithms and MedicalQA, longer): ClinicalInquiry on four distinctive conditions, one turn, and MedicalQA
+  with a brief prompt and the short expert.
 * ``cpu``: the smoke preset's ClinicalInquiry with four times the RL (12 steps of 2 patients x 8), enough to
   correct a diagnosis the cold start confuses (measured: GRPO took the shingles patients it called strep throat
   from 9 to 20 of 23), MedicalQA with more data and steps, three seeds (about an hour on 2 cores).
@@ -111,7 +112,7 @@ TOOL = "MedicalQA-v1"
 
 SMOKE = Preset(
     name="smoke",
-    description="SmolLM2-135M, 2 CPU cores, under 10 minutes: 4 distinctive conditions answered at the first turn, "
+    description="SmolLM2-135M, 2 CPU cores, minutes: 4 distinctive conditions answered at the first turn, "
                 "MedicalQA with a brief prompt",
     envs=(
         # 12 oracle consultations, 2 epochs (6 optimizer steps): a cold start that names the right diagnosis in most
