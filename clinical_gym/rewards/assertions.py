@@ -9,7 +9,6 @@ truncated with ``info["error"]`` (``ToolDomainEnv``), so the incomplete grade is
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -188,23 +187,25 @@ def _episode_summary(assertion: str, record: EpisodeRecord) -> str:
     return f"Task:\n{record.task.prompt}\n\nTool calls:\n{calls}\n\nFinal answer:\n{answer}\n\nStatement: {assertion}"
 
 
-_DUMPS: dict[int, tuple[AssertionVerdict, dict[str, Any]]] = {}  # id -> (shared verdict, its model_dump())
+_SHARED: dict[tuple[str, bool | None, str], tuple[AssertionVerdict, dict[str, Any]]] = {}
+"""The error-free verdicts by (text, passed, method), each with its ``model_dump()`` made once."""
 
 
-@lru_cache(maxsize=4096)
 def _verdict(text: str, passed: bool | None, method: Literal["rule", "ungraded"]) -> AssertionVerdict:
     """A verdict without an error; frozen, so one instance serves every episode that grades the same way (and its
     dump is made once: ``verdict_dump``)."""
-    verdict = AssertionVerdict(text=text, passed=passed, method=method)
-    if len(_DUMPS) >= 8192:
-        _DUMPS.clear()
-    _DUMPS[id(verdict)] = (verdict, verdict.model_dump())
-    return verdict
+    known = _SHARED.get((text, passed, method))
+    if known is None:
+        if len(_SHARED) >= 4096:
+            _SHARED.clear()
+        verdict = AssertionVerdict(text=text, passed=passed, method=method)
+        known = _SHARED[text, passed, method] = (verdict, verdict.model_dump())
+    return known[0]
 
 
 def verdict_dump(verdict: AssertionVerdict) -> dict[str, Any]:
     """``verdict.model_dump()``: for a shared verdict a copy of the dump made with it (its values are immutable)."""
-    known = _DUMPS.get(id(verdict))
+    known = _SHARED.get((verdict.text, verdict.passed, verdict.method))
     if known is not None and known[0] is verdict:
         return dict(known[1])
     return verdict.model_dump()
