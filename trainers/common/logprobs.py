@@ -45,24 +45,27 @@ def token_logprobs_and_entropy(model: Any, input_ids: torch.Tensor, attention_ma
     ``model_inputs`` go to the forward pass too (a vision-language model's pixels; floating tensors in the model's
     dtype). With ``entropy`` the second result is the entropy of the (temperature-scaled) policy at the same
     positions, differentiable (the entropy bonus); else None."""
-    wanted = loss_mask.bool()
-    keep = torch.zeros_like(input_ids, dtype=torch.bool)
-    keep[:, :-1] = wanted
     extra = {}
     if model_inputs:
         dtype = next(model.parameters()).dtype
         extra = {k: v.to(dtype) if v.is_floating_point() else v for k, v in model_inputs.items()}
+    scores = masked_scores(model, input_ids, attention_mask, loss_mask, temperature, entropy=entropy,
+                           entropy_grad=entropy, model_inputs=extra)
+    return scores.spread(scores.logprobs), (scores.spread(scores.entropy) if entropy else None)
+
+
+def masked_scores(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_mask: torch.Tensor,
+                  temperature: float = 1.0, *, entropy: bool = False, entropy_grad: bool = False,
+                  hidden: bool = False, model_inputs: Mapping[str, torch.Tensor] | None = None) -> KeptScores:
+    """``kept_scores`` of each token ``input_ids[b, t+1]`` where ``loss_mask[b, t]`` is set (the state before it is
+    kept); ``KeptScores.spread`` puts a row per such token back at its place in [batch, length - 1]."""
+    wanted = loss_mask.bool()
+    keep = torch.zeros_like(input_ids, dtype=torch.bool)
+    keep[:, :-1] = wanted
     scores = kept_scores(model, input_ids, attention_mask, keep, input_ids[:, 1:][wanted], temperature,
-                         entropy=entropy, entropy_grad=entropy, model_inputs=extra)
-    picked, row_entropy = scores.logprobs, scores.entropy
-    out = torch.zeros(loss_mask.shape, dtype=torch.float, device=input_ids.device)
-    entropies = torch.zeros_like(out) if entropy else None
-    if not picked.numel():  # no generated token here: still part of the graph, so backward() works
-        return out + scores.anchor, entropies
-    out[wanted] = picked
-    if entropies is not None:
-        entropies[wanted] = row_entropy
-    return out, entropies
+                         entropy=entropy, entropy_grad=entropy_grad, hidden=hidden, model_inputs=model_inputs)
+    scores.wanted = wanted
+    return scores
 
 
 def logprobs_from_logits(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0, *,
@@ -89,13 +92,30 @@ def logprobs_from_logits(logits: torch.Tensor, targets: torch.Tensor, temperatur
 @dataclass
 class KeptScores:
     """Per kept position (row-major order): ``logprobs`` [n] of the targets, ``entropy`` [n] (None unless asked
-    for) and, with ``hidden``, the last hidden states [n, hidden]; ``anchor`` is a zero connected to every weight
-    the scores came from (for a backward pass when nothing was kept)."""
+    for) and, with ``hidden``, the last hidden states [n, hidden]; ``sources``: tensors connected to every weight
+    the scores came from (``anchor``); ``wanted``: the loss mask the positions came from (``masked_scores``)."""
 
     logprobs: torch.Tensor
     entropy: torch.Tensor | None
     hidden: torch.Tensor | None
-    anchor: torch.Tensor
+    sources: tuple[torch.Tensor, ...]
+    wanted: torch.Tensor | None = None
+
+    @property
+    def anchor(self) -> torch.Tensor:
+        """A zero connected to every weight the scores came from: for a backward pass when nothing was kept (made
+        only then: it reduces the whole head)."""
+        return sum(0.0 * t.sum() for t in self.sources)
+
+    def spread(self, rows: torch.Tensor) -> torch.Tensor:
+        """``rows`` [n] (one per kept position) at their places in zeros shaped like the loss mask, float32; with no
+        position kept, zeros still connected to the model's graph (``anchor``: every process runs its backward
+        pass)."""
+        out = torch.zeros(self.wanted.shape, dtype=torch.float, device=rows.device)
+        if not rows.numel():
+            return out + self.anchor
+        out[self.wanted] = rows.float()
+        return out
 
 
 def kept_scores(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: torch.Tensor,
@@ -115,13 +135,12 @@ def kept_scores(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tenso
             weight, bias = weight.to(states.dtype), (bias.to(states.dtype) if bias is not None else None)
         picked, row_entropy = linear_logprobs(states, weight, bias, targets, temperature, entropy=entropy,
                                               entropy_grad=entropy_grad)
-        anchor = 0.0 * states.sum() + 0.0 * head.weight.sum()
-        return KeptScores(picked, row_entropy, states if hidden else None, anchor)
+        return KeptScores(picked, row_entropy, states if hidden else None, (states, head.weight))
     out = _kept_forward(model, input_ids, attention_mask, keep, model_inputs, hidden=hidden)
     picked, row_entropy = logprobs_from_logits(out.logits, targets, temperature, entropy=entropy,
                                                entropy_grad=entropy_grad)
-    anchor = 0.0 * out.logits.sum() + (0.0 * out.hidden.sum() if out.hidden is not None else 0.0)
-    return KeptScores(picked, row_entropy, out.hidden, anchor)
+    sources = (out.logits,) if out.hidden is None else (out.logits, out.hidden)
+    return KeptScores(picked, row_entropy, out.hidden, sources)
 
 
 def _kept_forward(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: torch.Tensor,

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from clinical_gym.trainers.common.logprobs import kept_scores
+from clinical_gym.trainers.common.logprobs import masked_scores
 
 VALUE_HEAD_FILE = "value_head"  # checkpoint module name: <checkpoint>/value_head.safetensors
 
@@ -57,25 +57,13 @@ class PolicyWithValueHead(torch.nn.Module):
         """Logprobs (of the temperature-scaled softmax) and values where ``loss_mask`` is set, from one forward
         pass that projects only those positions onto the vocabulary. Connected to the graph of the policy and the
         head even when the mask is empty (every process runs its backward pass)."""
-        wanted = loss_mask.bool()
-        keep = torch.zeros_like(input_ids, dtype=torch.bool)
-        keep[:, :-1] = wanted
         # a shared prompt runs once; the vocabulary projection is chunked (logprobs.kept_scores)
-        out = kept_scores(self.policy, input_ids, attention_mask, keep, input_ids[:, 1:][wanted], temperature,
-                          entropy=entropy, entropy_grad=entropy_grad, hidden=True)
-        picked, row_entropy = out.logprobs, out.entropy
+        out = masked_scores(self.policy, input_ids, attention_mask, loss_mask, temperature, entropy=entropy,
+                            entropy_grad=entropy_grad, hidden=True)
         picked_values = self.value_head(out.hidden)  # from the state before each kept token [n, hidden]
-        logprobs = torch.zeros(loss_mask.shape, dtype=torch.float, device=input_ids.device)
-        values = torch.zeros_like(logprobs)
-        entropies = torch.zeros_like(logprobs) if entropy else None
-        if not picked.numel():
-            anchor = out.anchor + 0.0 * picked_values.sum()
-            return TokenOutputs(logprobs + anchor, values + anchor, entropies)
-        logprobs[wanted] = picked
-        values[wanted] = picked_values.float()
-        if entropies is not None:
-            entropies[wanted] = row_entropy
-        return TokenOutputs(logprobs, values, entropies)
+        out.sources += (picked_values,)  # an empty mask still reaches the head
+        return TokenOutputs(out.spread(out.logprobs), out.spread(picked_values),
+                            out.spread(out.entropy) if entropy else None)
 
 
 def hidden_size_of(model: Any) -> int:
