@@ -88,9 +88,9 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
         pid = self.task.patient_id
         args = [(c.name, c.arguments, c.index) for c in calls
                 if c.ok and c.name in _ACTION_TOOLS and c.arguments.get("patient_id") == pid]
-        if not args:  # no clinical action (an episode that only read): the record validation would build
-            return trusted(ClinicalActions, prescriptions=[], orders=[], diagnoses=[], notes=[], escalations=[])
-        return ClinicalActions(
+        # every list new and of validated records (Prescription, Act): what validation would build
+        return trusted(
+            ClinicalActions,
             prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i,
                                         indication=a.get("indication") or "")
                            for name, a, i in args if name == "prescribe_medication"],
