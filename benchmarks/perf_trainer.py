@@ -100,16 +100,22 @@ class PhaseMemory:
         self.peaks: dict[str, float] = {}
         self.interval = interval
         self.done = threading.Event()
+        self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._sample, daemon=True)
 
     def enter(self, phase: str) -> None:
         self.note()
-        self.phase = phase
+        with self.lock:
+            self.phase = phase
         self.note()
 
     def note(self) -> None:
-        now = current_memory_mb()
-        self.peaks[self.phase] = max(self.peaks.get(self.phase, 0.0), now)
+        """Charge the memory now to the phase that was running when it was read (the sampling thread and the
+        trainer's thread both note: one lock, so that neither charges a reading to the next phase or loses the
+        other's maximum)."""
+        with self.lock:
+            now = current_memory_mb()
+            self.peaks[self.phase] = max(self.peaks.get(self.phase, 0.0), now)
 
     def _sample(self) -> None:
         while not self.done.wait(self.interval):
