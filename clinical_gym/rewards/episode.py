@@ -252,8 +252,6 @@ class EpisodeRecord(_Derived):
 
     def first_review(self, *categories: ReviewCategory) -> int | None:
         """The index of the first successful call that reviewed any of ``categories`` (None if none did)."""
-        if categories == REVIEW_CATEGORIES:  # any review at all (the data-review checks)
-            return self.call_summary.first_any_review
         firsts = self.call_summary.first_reviews
         if len(categories) == 1:  # one category (allergies, labs, vitals checks)
             first = firsts.get(categories[0])
