@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal
 
 from annotated_types import MinLen
 
@@ -22,6 +22,7 @@ from clinical_gym.llm import llm_setting
 from clinical_gym.llm.base import LLMClient
 from clinical_gym.rewards.assertions import LLMAssertionJudge, verdict_dump
 from clinical_gym.rewards.episode import (
+    REVIEW_CATEGORIES,
     CallRecord,
     ClinicalActions,
     EpisodeRecord,
@@ -44,7 +45,7 @@ DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_CALLS_PER_TURN = 4
 CALL_HINT = "Reply with one tool call as a JSON object; call submit_answer to finish."
 _NO_REVIEWS: frozenset[ReviewCategory] = frozenset()
-_CATEGORIES = frozenset(get_args(ReviewCategory))
+_CATEGORIES = frozenset(REVIEW_CATEGORIES)
 _KIND_VALUES: dict[ToolKind | None, str] = {kind: kind.value for kind in ToolKind}  # the enum's value property is slow
 
 
