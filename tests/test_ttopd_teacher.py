@@ -18,6 +18,8 @@ from clinical_gym.trainers.common.ema_teacher import EMATeacher  # noqa: E402
 from clinical_gym.trainers.common.logprobs import token_logprobs  # noqa: E402
 from clinical_gym.trainers.common.model import prepare_model  # noqa: E402
 from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer  # noqa: E402
+from clinical_gym.trainers.ttopd import train as ttopd  # noqa: E402
+from clinical_gym.trainers.ttopd.config import TTOPDConfig  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -235,3 +237,13 @@ def test_a_bfloat16_teacher_moves_the_distillation_term_by_little(tiny):
     exact_term = 0.5 * (moved - exact_lp).pow(2).sum()
     stored_term = 0.5 * (moved - stored_lp).pow(2).sum()
     assert float(exact_term) > 0 and abs(float(stored_term / exact_term) - 1) < 0.02
+
+
+def test_the_teacher_dtype_option_picks_the_copys_storage():
+    """``--teacher-dtype``: bfloat16 by default, the model's dtype with ``model`` and under ``--fsdp`` (FSDP gathers
+    from its own buffers, which widening a narrower copy does not reach); any other value is refused."""
+    assert ttopd.teacher_dtype(TTOPDConfig(model="m")) == torch.bfloat16
+    assert ttopd.teacher_dtype(TTOPDConfig(model="m", teacher_dtype="model")) is None
+    assert ttopd.teacher_dtype(TTOPDConfig(model="m", fsdp=True, generation_engine="transformers")) is None
+    with pytest.raises(ValueError, match="teacher_dtype must be one of bfloat16, model"):
+        TTOPDConfig(model="m", teacher_dtype="float16")
