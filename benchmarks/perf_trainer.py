@@ -2,7 +2,8 @@
 peak memory, full fine-tuning and LoRA.
 
     python benchmarks/perf_trainer.py [--prompts 4] [--generations 4] [--completion-tokens 32] [--steps 5]
-        [--trainers grpo,ppo,ttopd] [--lora 0,8] [--hidden 576 --layers 30]   # SmolLM2-135M's size
+        [--trainers grpo,ppo,ttopd] [--lora 0,8] [--gradient-checkpointing on|off]
+        [--hidden 576 --layers 30]   # SmolLM2-135M's size
 
 Both trainers start from the same randomly initialised Llama (``--hidden``, ``--layers``) over SmolLM2's tokenizer
 (or the in-memory one), saved once to a temporary folder; each runs in its own process so peak memory is its own.
@@ -11,10 +12,14 @@ Same settings on both sides: ``--prompts`` prompts x ``--generations`` completio
 batch, beta 0 (no reference model), clip 0.2 / 0.28, token-level loss, random rewards; ``--lora 8`` rows put a
 rank-8 LoRA adapter (alpha 16, every linear layer) on both. PPO runs one epoch (one optimizer step per batch),
 no KL; TT-OPD keeps every group (no outcome filter: the prompts have no outcome) and distils from its EMA teacher
-(a frozen copy of the model stored in bfloat16 for full fine-tuning, its default; a second adapter for LoRA). TRL's
-``GRPOConfig`` turns gradient checkpointing on by default (TRL 1.x) and it is left so: TRL recomputes the
-activations of its training forward in the backward pass, ours keep them (our default, which lets a group's shared
-prompt run once). Printed: mean seconds per step after
+(a frozen copy of the model stored in bfloat16 for full fine-tuning, its default; a second adapter for LoRA).
+``--gradient-checkpointing on|off`` sets activation checkpointing the same way on both sides (default ``on``: TRL
+1.x's ``GRPOConfig`` default, what a TRL user compares against): non-reentrant checkpointing of every decoder layer
+(``use_reentrant=False``, transformers' and TRL's default), the key/value cache off in the checkpointed training
+forward (transformers does that in each layer), and no checkpointing where no gradient is taken (generation and
+the no-gradient logprob passes: TRL switches it off around them, ours run them under ``torch.no_grad``, where the
+layers do not checkpoint). TRL also calls ``enable_input_require_grads`` on a PEFT model, which only reentrant
+checkpointing needs; ours does not. Printed: mean seconds per step after
 the first (warm-up) step, wall clock and CPU time (ours: between consecutive collections, one step apart; TRL: its
 step callbacks), peak memory (RSS of the whole process on CPU, allocated CUDA memory on GPU), and per row
 the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, time <= 0.8x TRL's GRPOTrainer).
@@ -44,6 +49,7 @@ import numpy as np
 import torch
 
 from clinical_gym.spaces import UnicodeText
+from clinical_gym.trainers.common.model import checkpointing
 
 if __package__ in (None, ""):  # run as a script: the goal lines live next to it
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -187,7 +193,9 @@ class PhaseMemory:
         return self.peaks
 
 
-def run_ours(args: argparse.Namespace) -> tuple[list[float], list[float]]:
+def run_ours(args: argparse.Namespace) -> dict[str, Any]:
+    """Our ``args.child`` trainer's steps: ``times`` (wall s), ``cpu`` (CPU s, one collection to the next) and
+    ``checkpointing`` (whether its model trained with activation checkpointing)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = AutoModelForCausalLM.from_pretrained(args.folder)
@@ -200,7 +208,8 @@ def run_ours(args: argparse.Namespace) -> tuple[list[float], list[float]]:
                       num_envs=batch, micro_batch_size=batch, num_minibatches=1, ref_kl_monitor=False,
                       learning_rate=1e-5, save_every=args.steps, progress=False, report_to="none", seed=0,
                       cpu=not torch.cuda.is_available(), generation_engine="transformers", lora_r=args.lora_r,
-                      lora_alpha=LORA_ALPHA, lora_target_modules="all-linear")
+                      lora_alpha=LORA_ALPHA, lora_target_modules="all-linear",
+                      gradient_checkpointing=args.gradient_checkpointing == "on")
         if args.child == "grpo":
             from clinical_gym.trainers.grpo.config import GRPOConfig
             from clinical_gym.trainers.grpo.train import main
@@ -220,10 +229,12 @@ def run_ours(args: argparse.Namespace) -> tuple[list[float], list[float]]:
         main(cfg, env_factory=PromptEnv, model=model, tokenizer=tokenizer,
              on_collect=[lambda _: collected.append(time.process_time())])
         rows = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
-    return [r["charts/step_s"] for r in rows], [float(x) for x in np.diff(collected)]
+    return {"times": [r["charts/step_s"] for r in rows], "cpu": [float(x) for x in np.diff(collected)],
+            "checkpointing": checkpointing(model)}
 
 
-def run_trl(args: argparse.Namespace) -> tuple[list[float], list[float]]:
+def run_trl(args: argparse.Namespace) -> dict[str, Any]:
+    """TRL GRPOTrainer's steps, as ``run_ours`` reports them."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
@@ -257,14 +268,15 @@ def run_trl(args: argparse.Namespace) -> tuple[list[float], list[float]]:
                             max_steps=args.steps, num_iterations=1, beta=0.0, epsilon=0.2, epsilon_high=0.28,
                             loss_type="dapo", learning_rate=1e-5, temperature=1.0, save_strategy="no",
                             report_to="none", logging_steps=10**6, disable_tqdm=True, seed=0, shuffle_dataset=False,
-                            use_cpu=not torch.cuda.is_available(), bf16=False)
+                            use_cpu=not torch.cuda.is_available(), bf16=False,
+                            gradient_checkpointing=args.gradient_checkpointing == "on")
         trainer = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(args.folder),
                               processing_class=AutoTokenizer.from_pretrained(args.folder),
                               reward_funcs=lambda completions, **_: rng.random(len(completions)).tolist(),
                               args=config, train_dataset=Dataset.from_dict({"prompt": prompts}), callbacks=[timer],
                               peft_config=peft_config)
         trainer.train()
-    return timer.times, timer.cpu
+    return {"times": timer.times, "cpu": timer.cpu, "checkpointing": checkpointing(trainer.model)}
 
 
 def child(args: argparse.Namespace) -> None:
@@ -272,8 +284,11 @@ def child(args: argparse.Namespace) -> None:
     phases = PhaseMemory() if args.phases and args.child != "trl" else None
     if phases is not None:
         phases.install(args.child)
-    times, cpu = run_trl(args) if args.child == "trl" else run_ours(args)
-    result = {"times": times, "cpu": cpu, "peak_mb": peak_memory_mb()}
+    result = run_trl(args) if args.child == "trl" else run_ours(args)
+    if result["checkpointing"] != (args.gradient_checkpointing == "on"):
+        raise SystemExit(f"{args.child}: activation checkpointing was {'on' if result['checkpointing'] else 'off'}, "
+                         f"not {args.gradient_checkpointing} as --gradient-checkpointing asked")
+    result["peak_mb"] = peak_memory_mb()
     if phases is not None:
         result["phases"] = phases.stop()
     print(json.dumps(result))
@@ -314,6 +329,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--trainers", default="grpo,ppo,ttopd", help="ours to compare with TRL, comma-separated")
     parser.add_argument("--lora", default="0,8", help="rows: LoRA ranks, 0 for full fine-tuning, comma-separated")
+    parser.add_argument("--gradient-checkpointing", choices=("on", "off"), default="on",
+                        help="activation checkpointing on both sides (default on: TRL's GRPOConfig default)")
     parser.add_argument("--phases", action="store_true", help="also print the peak memory of each phase of our steps")
     parser.add_argument("--child", choices=("grpo", "ppo", "ttopd", "trl"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
@@ -344,6 +361,7 @@ def main() -> None:
                 load.append(os.getloadavg()[0])
     print(f"Llama hidden={args.hidden} layers={args.layers}; {args.prompts} prompts x {args.generations} "
           f"generations, <= {args.completion_tokens} new tokens, {args.steps} steps, threads={args.threads}, "
+          f"gradient checkpointing {args.gradient_checkpointing} on both sides, "
           f"device={'cuda' if torch.cuda.is_available() else 'cpu'}; load average {min(load):.1f}-{max(load):.1f} "
           f"({os.cpu_count()} cores)")
     labels = {"trl": "TRL GRPOTrainer", "grpo": "clinical-gym GRPO", "ppo": "clinical-gym PPO",

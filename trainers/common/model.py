@@ -37,7 +37,7 @@ def prepare_model(model: Any, cfg: TrainerConfig) -> Any:
     """Add the LoRA adapter when ``cfg.lora_r > 0`` (a model that already has one is kept as it is) and enable
     gradient checkpointing when asked."""
     if cfg.gradient_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        enable_checkpointing(model)
     if cfg.lora_r and not hasattr(model, "peft_config"):
         from peft import LoraConfig, get_peft_model
 
@@ -46,6 +46,22 @@ def prepare_model(model: Any, cfg: TrainerConfig) -> Any:
         model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                                                  target_modules=modules, task_type="CAUSAL_LM"))
     return model
+
+
+def enable_checkpointing(model: Any) -> None:
+    """Non-reentrant activation checkpointing of every decoder layer (what TRL's trainers turn on by default): the
+    layers' activations are recomputed in the backward pass; passes without gradients (generation, reference and
+    teacher logprobs) do not checkpoint."""
+    enable = getattr(model, "activation_checkpointing_enable", None)  # transformers >= 5.x; older: the alias
+    if enable is not None:
+        enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+
+def checkpointing(model: Any) -> bool:
+    """Whether activation checkpointing is on in ``model`` (a transformers model, plain or wrapped by peft)."""
+    return any(getattr(m, "gradient_checkpointing", False) is True for m in model.modules())
 
 
 class Reference:

@@ -9,17 +9,23 @@ float rounding), and the gradients reach the shared prompt through its keys and 
 compute of a shared prompt are paid once per group instead of once per row: in a single-turn GRPO step with a
 40-token prompt, 4 generations and 32 new tokens, 40% of the tokens.
 
-A batch where the two passes would not run fewer token positions than one (padding included: rows that share
-nothing run whole in the second pass), or a model with gradient checkpointing (which runs without a cache), takes
-the usual single pass.
+Under non-reentrant activation checkpointing (``--gradient-checkpointing``) the two passes still run: each
+decoder layer keeps its cache there (transformers drops it by default, since a layer that appends to a cache would
+append a second time when the backward pass replays it), and the caches' layers are ``ReplayableLayer``s, whose
+update gives the same keys and values however often it runs. A batch where the two passes would not run fewer
+token positions than one (padding included: rows that share nothing run whole in the second pass), a sharded
+model, or a transformers release whose layers cannot keep a cache under checkpointing takes the usual single pass.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from transformers.cache_utils import DynamicLayer
 
 MIN_SHARED_TOKENS = 8  # shorter common prompts are not worth a second forward pass
 
@@ -67,12 +73,91 @@ def shared_prompts(input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: 
     return (group, length) if shared else None
 
 
+class ReplayableLayer(DynamicLayer):
+    """A key/value cache layer that starts from fixed keys and values (a shared prompt's, or none) and whose
+    ``update`` returns them joined with the new ones, replacing what an earlier update added instead of appending
+    to it: a checkpointed decoder layer replayed in the backward pass gets the same keys and values as in the
+    forward pass. Holds one update's worth, which is all a training forward pass makes."""
+
+    def __init__(self, keys: torch.Tensor | None = None, values: torch.Tensor | None = None) -> None:
+        super().__init__()
+        self.start = (keys, values)
+        if keys is not None:
+            self.keys, self.values, self.device, self.is_initialized = keys, values, keys.device, True
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any,
+               **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        keys, values = self.start
+        self.keys = key_states if keys is None else torch.cat([keys, key_states], dim=-2)
+        self.values = value_states if values is None else torch.cat([values, value_states], dim=-2)
+        self.device, self.is_initialized = key_states.device, True
+        return self.keys, self.values
+
+
+def _replayable_cache(past: list[tuple[torch.Tensor, torch.Tensor]] | None = None) -> Any:
+    """A cache of ``ReplayableLayer``s: starting from ``past`` (keys and values per layer), or empty (its layers
+    are made as the model's layers first update it)."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    if past is not None:
+        cache.layer_class_to_replicate, cache.layers = None, [ReplayableLayer(*kv) for kv in past]
+    else:
+        cache.layer_class_to_replicate = ReplayableLayer
+    return cache
+
+
+def _cache_argument(model: Any) -> str:
+    """The name ``model``'s forward takes its key/value cache by: ``cache`` (transformers 5.24 on) or
+    ``past_key_values`` (before; still accepted, with a deprecation warning, until 5.40)."""
+    import inspect
+
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "cache" if "cache" in inspect.signature(type(inner).forward).parameters else "past_key_values"
+
+
+def _full_attention_cache(model: Any) -> bool:
+    """Whether every layer of ``model``'s own cache would be a plain ``DynamicLayer`` (no sliding window, no
+    linear attention): what ``ReplayableLayer`` stands in for."""
+    from transformers import DynamicCache
+
+    config = getattr(model, "config", None)
+    if config is None:
+        return False
+    return all(type(layer) is DynamicLayer for layer in DynamicCache(config=config).layers)
+
+
+def _checkpointed_layers(model: Any) -> list[Any]:
+    from transformers.modeling_layers import GradientCheckpointingLayer
+
+    return [m for m in model.modules() if isinstance(m, GradientCheckpointingLayer) and m.gradient_checkpointing]
+
+
+@contextmanager
+def _caches_kept(model: Any) -> Iterator[None]:
+    """Checkpointed decoder layers keep the cache they are given inside the block (``ReplayableLayer``s make
+    that safe)."""
+    layers = _checkpointed_layers(model)
+    for layer in layers:
+        layer._can_checkpoint_with_cache = True
+    try:
+        yield
+    finally:
+        for layer in layers:
+            del layer._can_checkpoint_with_cache
+
+
 def _can_share(model: Any) -> bool:
-    """Not with gradient checkpointing, nor for an FSDP2-sharded model (``--fsdp``, issue 24), which frees its
-    gathered weights between the two passes' backward ("storage of size 0")."""
+    """Not for an FSDP2-sharded model (``--fsdp``, issue 24), which frees its gathered weights between the two
+    passes' backward ("storage of size 0"), nor under activation checkpointing in a transformers release whose
+    layers always drop their cache there."""
+    from transformers.modeling_layers import GradientCheckpointingLayer
+
     from clinical_gym.trainers.common.sharding import is_sharded
 
-    return not getattr(model, "is_gradient_checkpointing", False) and not is_sharded(model)
+    if is_sharded(model):
+        return False
+    return not _checkpointed_layers(model) or hasattr(GradientCheckpointingLayer, "_can_checkpoint_with_cache")
 
 
 def _pays(input_ids: torch.Tensor, attention_mask: torch.Tensor, groups: tuple[list[int], list[int]]) -> bool:
@@ -86,8 +171,12 @@ def _pays(input_ids: torch.Tensor, attention_mask: torch.Tensor, groups: tuple[l
 
 def _two_passes(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: torch.Tensor,
                 groups: tuple[list[int], list[int]], hidden: bool) -> KeptOutputs:
-    from transformers import DynamicCache
+    with _caches_kept(model):
+        return _two_passes_kept(model, input_ids, attention_mask, keep, groups, hidden)
 
+
+def _two_passes_kept(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: torch.Tensor,
+                     groups: tuple[list[int], list[int]], hidden: bool) -> KeptOutputs:
     group, length = groups
     device, rows = input_ids.device, input_ids.shape[0]
     n_groups = max(group) + 1
@@ -104,10 +193,11 @@ def _two_passes(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tenso
         prompt_ids[g, width - prompt_len[g]:] = input_ids[first_row[g], :prompt_len[g]]
         prompt_mask[g, width - prompt_len[g]:] = 1
     positions = (prompt_mask.cumsum(-1) - 1).clamp(min=0)
-    first = model(input_ids=prompt_ids, attention_mask=prompt_mask, position_ids=positions, use_cache=True,
-                  logits_to_keep=1)
-    cache = first.past_key_values
-    if not all(type(layer).__name__ == "DynamicLayer" for layer in getattr(cache, "layers", [None])):
+    cache = _replayable_cache() if _full_attention_cache(model) else None
+    if cache is not None:
+        model(input_ids=prompt_ids, attention_mask=prompt_mask, position_ids=positions,
+              **{_cache_argument(model): cache}, use_cache=True, logits_to_keep=1)
+    if cache is None or not cache.layers or not all(layer.is_initialized for layer in cache.layers):
         out = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep,
                     output_hidden_states=hidden)  # a cache of another kind (sliding windows): one pass after all
         return KeptOutputs(out.logits, out.hidden_states[-1][keep] if hidden else None)
@@ -129,6 +219,6 @@ def _two_passes(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tenso
         positions[row] = torch.arange(p, p + span, device=device)
         kept[row, :r] = keep[row, p:p + r]
     out = model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                past_key_values=DynamicCache(ddp_cache_data=past), use_cache=True, logits_to_keep=kept,
+                **{_cache_argument(model): _replayable_cache(past)}, use_cache=True, logits_to_keep=kept,
                 output_hidden_states=hidden)
     return KeptOutputs(out.logits, out.hidden_states[-1][kept] if hidden else None)
