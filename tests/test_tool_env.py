@@ -368,3 +368,21 @@ def test_call_records_equal_validated_ones_and_odd_review_categories_still_valid
     env.review_categories = {"get_patient_info": frozenset({"chart"})}  # not a category: refused as before
     with pytest.raises(ValidationError):
         env.step(call_text("get_patient_info", {"patient_id": env.task.patient_id}))
+
+
+@pytest.mark.parametrize("env_id", ("ClinicalDiagnosis-v1", "Triage-v1", "ClinicalPathway-v1", "MedicalQA-v1",
+                                    "VisualDiagnosis-v0"))
+def test_an_episode_copy_is_the_copy_pydantic_makes(env_id):
+    # episode_copy builds the copy directly (DomainDB.copy_with), not through model_copy: same fields in the same
+    # order, fields set, extra and private attributes as model_copy(update=...) of the copied collections
+    base = gym.make(env_id).unwrapped.base_db
+    copy = base.episode_copy()
+    replaced = {name: value for name, value in copy.__dict__.items() if value is not base.__dict__[name]}
+    pydantic_copy = base.model_copy(update=replaced)
+    assert replaced and list(copy.__dict__) == list(pydantic_copy.__dict__) and copy == pydantic_copy
+    assert copy.model_fields_set == pydantic_copy.model_fields_set
+    assert copy.__pydantic_extra__ == pydantic_copy.__pydantic_extra__
+    assert list(copy.__pydantic_private__) == list(base.__pydantic_private__)
+    assert copy.get_hash() == base.get_hash()
+    for name, value in replaced.items():  # the collections tools write to are the copy's own
+        assert value == base.__dict__[name] and value is not base.__dict__[name]

@@ -229,6 +229,42 @@ def test_an_unserialisable_result_is_a_tool_crash():
     assert (result.ok, result.error_kind) == (False, "tool_crash")
 
 
+def test_a_circular_result_is_a_tool_crash_naming_the_cycle():
+    # render's one-shot encoder keeps no markers: a cycle fails as too deep and goes to pydantic's JSON view, which
+    # refuses it as circular, as the encoder's own circular check did
+    class Loop(Toolkit):
+        @tool(kind=ToolKind.READ)
+        def cycle(self) -> dict:
+            """Return a dict holding itself."""
+            value: dict = {"a": 1}
+            value["self"] = value
+            return value
+
+    result = call(Loop(), "cycle")
+    assert (result.ok, result.error_kind) == (False, "tool_crash") and "Circular reference" in result.error
+
+
+def test_results_are_the_records_validation_builds():
+    # results are built without re-validation: the same fields, fields set, dump and a copy of the call's arguments
+    ward = Ward()
+    parsed = parse_tool_call('{"name": "get_patient", "arguments": {"mrn": "MRN-001"}}')
+    failed_call = parse_tool_call('{"name": "get_patient", "arguments": {"mrn": "MRN-999"}}')
+    for result, given in ((ward.call(parsed), dict(ok=True, content=ward.call(parsed).content, name="get_patient",
+                                                   arguments={"mrn": "MRN-001"}, kind=ToolKind.READ,
+                                                   form=CallForm.JSON)),
+                          (ward.call(failed_call), dict(ok=False, content="Error: patient MRN-999 not found",
+                                                        name="get_patient", arguments={"mrn": "MRN-999"},
+                                                        kind=ToolKind.READ, error="patient MRN-999 not found",
+                                                        error_kind="tool_error", form=CallForm.JSON))):
+        validated = ToolResult(**given)
+        assert result == validated and list(result.__dict__) == list(validated.__dict__)
+        assert result.model_fields_set == validated.model_fields_set
+        assert result.model_dump_json() == validated.model_dump_json()
+        assert result.model_dump(exclude_unset=True) == validated.model_dump(exclude_unset=True)
+    result = ward.call(parsed)
+    assert result.arguments == parsed.arguments and result.arguments is not parsed.arguments
+
+
 def test_unparseable_calls_come_back_as_results():
     result = Ward().call('{"name": "get_patient", "arguments": {"mrn": "MRN-001"')
     assert (result.ok, result.error_kind, result.form) == (False, "invalid_call", CallForm.INVALID)

@@ -35,6 +35,16 @@ def test_every_field_given_or_defaults_filled_as_validation_does():
         built.ok = True  # still frozen
 
 
+def test_given_fields_are_the_fields_set_of_a_record_spelled_out_in_full():
+    # every field in field order (the fast path) standing for a call that gave only some: the fields set is theirs
+    some = dict(index=0, turn=1, name="think", ok=False, form=CallForm.INVALID)
+    full = dict(index=0, turn=1, name="think", arguments={}, kind=None, ok=False, error_kind=None,
+                form=CallForm.INVALID, content="", reviews=frozenset())
+    built = trusted(CallRecord, frozenset(some), **full)
+    _same(built, CallRecord(**some))
+    assert built.model_dump(exclude_unset=True) == CallRecord(**some).model_dump(exclude_unset=True)
+
+
 def test_a_nested_result_matches_its_validated_twin():
     process = ProcessScore(score=0.5, coverage=0.5, diversity=1.0, thoroughness=0.0, matched_actions=["a"],
                            missed_actions=[])

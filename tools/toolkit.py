@@ -26,12 +26,33 @@ from pydantic_core import to_jsonable_python
 from clinical_gym.tools.arguments import ArgumentError, ToolDefinitionError
 from clinical_gym.tools.calls import CallForm, ParsedCall, parse_tool_call
 from clinical_gym.tools.spec import ToolKind, ToolSpec, tool_mark
+from clinical_gym.tools.trusted import trusted
 
 logger = logging.getLogger(__name__)
 
 ErrorKind = Literal["invalid_call", "unknown_tool", "invalid_arguments", "tool_error", "tool_crash"]
 _MAX_LISTED = 40
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # one encoder, not one per call
+
+
+def _one_shot_encoder() -> Callable[[Any, int], Any] | None:
+    """The C encoder that ``_COMPACT_JSON.encode`` makes on every call (with a markers dict and a float-text
+    closure: ~1.2 of its 3.2 us for a tool's usual dict), made once; None where the C encoder is missing or reads
+    its arguments otherwise. Without markers a circular value is not caught as such but fails as too deep
+    (RecursionError), which ``render`` answers like the circular-reference error: through pydantic's JSON view."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    try:
+        encoder = make(None, _COMPACT_JSON.default, json.encoder.encode_basestring, None, ":", ",", False, False,
+                       True)
+        probe = {"a": [1, 2.5, None, True, "é\n", float("nan")], "b": {}}
+        return encoder if "".join(encoder(probe, 0)) == _COMPACT_JSON.encode(probe) else None
+    except Exception:  # noqa: BLE001 - another Python's C encoder: encode as JSONEncoder does
+        return None
+
+
+_ENCODE = _one_shot_encoder()
 
 
 class ToolNameClashError(ValueError):
@@ -187,8 +208,10 @@ class Toolkit:
             content = render(output)
         except Exception as exc:  # noqa: BLE001 - an unserialisable result is a tool bug too
             return _crash(call, spec, exc)
-        return ToolResult(ok=True, content=content, name=spec.name, arguments=call.arguments, kind=spec.kind,
-                          form=call.form)
+        # built without re-validation (clinical_gym.tools.trusted): every value is of its field's type, the
+        # arguments a copy as validation makes (2.4 -> 1.9 us a call)
+        return trusted(ToolResult, _SUCCESS_GIVEN, ok=True, content=content, name=spec.name,
+                       arguments=dict(call.arguments), kind=spec.kind, error=None, error_kind=None, form=call.form)
 
     def _unknown(self, name: str) -> str:
         names = tuple(self.tools)
@@ -262,7 +285,7 @@ def render(output: Any) -> str:
     if output is None:
         return "OK"
     try:  # plain JSON values (a tool's usual dict of text and numbers) encode as they are, the same text
-        return _COMPACT_JSON.encode(output)
+        return "".join(_ENCODE(output, 0)) if _ENCODE is not None else _COMPACT_JSON.encode(output)
     except (TypeError, ValueError, RecursionError):
         # models, enums of other types, dates, sets, non-text keys ...: pydantic's JSON view first (2 us a result
         # when applied to everything)
@@ -282,5 +305,8 @@ def _crash(call: ParsedCall, spec: ToolSpec, exc: Exception) -> ToolResult:
 
 
 def _failure(call: ParsedCall, kind: ErrorKind, message: str, tool_kind: ToolKind | None = None) -> ToolResult:
-    return ToolResult(ok=False, content=f"Error: {message}", name=call.name, arguments=call.arguments,
-                      kind=tool_kind, error=message, error_kind=kind, form=call.form)
+    return trusted(ToolResult, ok=False, content=f"Error: {message}", name=call.name, arguments=dict(call.arguments),
+                   kind=tool_kind, error=message, error_kind=kind, form=call.form)
+
+
+_SUCCESS_GIVEN = frozenset({"ok", "content", "name", "arguments", "kind", "form"})

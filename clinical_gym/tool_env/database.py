@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 D = TypeVar("D", bound="DomainDB")
 R = TypeVar("R", bound="RecordListsDB")
 T = TypeVar("T")
+_NEW = object.__new__
+_SET = object.__setattr__
 
 
 class DomainDB(BaseModel):
@@ -44,6 +46,22 @@ class DomainDB(BaseModel):
         copy-on-write scheme, as long as nothing an episode does can change the original."""
         return self.model_copy(deep=True)
 
+    def copy_with(self: D, update: dict[str, Any], private: dict[str, Any]) -> D:
+        """``model_copy(update=update)`` with the private attributes in ``private`` replaced, built directly: the
+        same field values in the same order, fields set, extra fields and other private attributes as pydantic's
+        copy, which goes through ``__copy__`` and then updates the copy (4.5 -> 1.5 us, every reset). ``update``
+        names fields only."""
+        state = self.__dict__.copy()
+        state.update(update)
+        extra = self.__pydantic_extra__
+        copy = _NEW(type(self))
+        _SET(copy, "__dict__", state)
+        _SET(copy, "__pydantic_extra__", None if extra is None else dict(extra))
+        _SET(copy, "__pydantic_fields_set__", self.__pydantic_fields_set__.union(update))
+        _SET(copy, "__pydantic_private__", {**self.__pydantic_private__, **private}
+             if self.__pydantic_private__ is not None else None)
+        return copy
+
     def record_keys(self, collection: str, key: str) -> frozenset[str]:
         """The ids of the records in ``collection``: the keys of a mapping, or the ``key`` field of a list's rows;
         as ``record_key`` writes them."""
@@ -64,10 +82,9 @@ class RecordListsDB(DomainDB):
     _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def episode_copy(self: R) -> R:
-        copy = self.model_copy(update={name: list(getattr(self, name)) for name in self.record_fields})
-        # through the dict pydantic keeps private attributes in: reading one as an attribute costs ~1.5 us
-        copy.__pydantic_private__["_cache"] = self.__pydantic_private__["_cache"]
-        return copy
+        # the private cache read through the dict pydantic keeps private attributes in (as an attribute ~1.5 us)
+        return self.copy_with({name: list(getattr(self, name)) for name in self.record_fields},
+                              {"_cache": self.__pydantic_private__["_cache"]})
 
     def shared(self, key: str, build: Callable[[], T]) -> T:
         """A value derived from the unchanging part, built once and shared by every episode copy."""

@@ -130,12 +130,11 @@ class ClinicalDiagnosisDB(DomainDB):
     _cache: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def episode_copy(self) -> ClinicalDiagnosisDB:
-        copy = self.model_copy(update={
+        # private attributes read through the pydantic dict holding them: attribute access costs ~1.5 us
+        return self.copy_with({
             "patients": dict(self.patients), "orders": list(self.orders), "prescriptions": list(self.prescriptions),
-            "diagnoses": list(self.diagnoses), "notes": list(self.notes), "escalations": list(self.escalations)})
-        # private attributes read and written through the pydantic dict holding them: attribute access costs ~1.5 us
-        copy.__pydantic_private__.update(_owned=set(), _cache=self.__pydantic_private__["_cache"])
-        return copy
+            "diagnoses": list(self.diagnoses), "notes": list(self.notes), "escalations": list(self.escalations)},
+            {"_owned": set(), "_cache": self.__pydantic_private__["_cache"]})
 
     def patient_for_update(self, patient_id: str) -> Patient:
         """The patient, copied into this database first if it is still shared with the one it was copied from."""
