@@ -45,6 +45,7 @@ from clinical_gym.benchmarks.learning.paired import (
 )
 from clinical_gym.benchmarks.learning.presets import ALGORITHMS, PRESETS, Preset
 from clinical_gym.benchmarks.learning.stages import EnvRun, Stopwatch
+from clinical_gym.benchmarks.learning.workers import Workers, plan_jobs, threads_per_job
 
 
 def machine() -> str:
@@ -75,58 +76,76 @@ def check_choice(preset: Preset, envs: Sequence[str] | None, algorithms: Sequenc
 
 def run_efficacy(preset: Preset, out: Path, *, envs: Sequence[str] | None = None,
                  algorithms: Sequence[str] = ALGORITHMS, seeds: Sequence[int] | None = None,
-                 command: str = "") -> list[dict[str, Any]]:
-    """Run (or resume) the preset into ``out``; returns the rows of ``efficacy.json``."""
+                 command: str = "", jobs: int | None = None) -> list[dict[str, Any]]:
+    """Run (or resume) the preset into ``out``; returns the rows of ``efficacy.json``.
+
+    ``jobs`` (default: the preset's) processes run the environments' cold starts side by side, then every RL run
+    (environment x algorithm x seed) with its evaluation, each process with its share of the cores; one job runs
+    everything in this process, in order. The rows come out in the same order either way."""
     check_choice(preset, envs, algorithms, seeds)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     chosen = [e for e in preset.envs if envs is None or e.env_id in envs]
     seeds = list(preset.seeds if seeds is None else seeds)
-    if preset.torch_threads:
-        import torch
-
-        torch.set_num_threads(preset.torch_threads)
+    runs = [(env, a, seed) for env in chosen for a in algorithms if a in env.algorithms for seed in seeds]
+    jobs = plan_jobs(preset.jobs if jobs is None else jobs, max(len(chosen), len(runs)))
+    threads = threads_per_job(jobs, preset.torch_threads)
     watch = Stopwatch()
     settings = {"preset": preset.settings(), "algorithms": list(algorithms), "seeds": seeds, "command": command,
-                "machine": machine(), "timings": watch.stages, "started": time.strftime("%Y-%m-%d %H:%M:%S")}
-    results: list[dict[str, Any]] = []
-    curves: dict[str, str] = {}
-    base = watch.run("base model", lambda: stages.base_model(out, preset))
-    for env in chosen:
-        run = EnvRun(env, out / env.env_id)
-        name = env.env_id
-        base_records = watch.run(f"{name}: evaluate base",
-                                 lambda: stages.evaluate(run, preset, "base", base, checkpoint=False))
-        data = watch.run(f"{name}: expert data", lambda: stages.expert_data(run))
-        sft = watch.run(f"{name}: SFT", lambda: stages.sft(run, preset, base, data))
-        start = watch.run(f"{name}: evaluate sft", lambda: stages.evaluate(run, preset, "sft", str(sft)))
-        results.append(paired_result(name, "sft", None, base_records, start, stage="base -> sft"))
-        write_results(out, results, settings)
-        runs: dict[str, Path] = {}
-        for algorithm in (a for a in algorithms if a in env.algorithms):
-            for seed in seeds:
-                label = f"{algorithm}-seed{seed}"
-                folder = watch.run(f"{name}: train {label}",
-                                   lambda: stages.rl(run, preset, algorithm, sft / "model", seed))
-                runs[label] = folder
-                trained = watch.run(f"{name}: evaluate {label}",
-                                    lambda: stages.evaluate(run, preset, label, str(folder)))
-                results.append(paired_result(name, algorithm, seed, start, trained, stage="sft -> rl",
-                                             train_wall_s=watch.stages[f"{name}: train {label}"]["wall_s"]))
-                write_results(out, results, settings)
-        from clinical_gym.benchmarks.report import write_report as write_bench_report
-        from clinical_gym.benchmarks.training_curves import plot_training_curves
+                "machine": machine(), "jobs": jobs, "threads_per_job": threads, "timings": watch.stages,
+                "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    wall = time.perf_counter()
+    results: dict[tuple, dict[str, Any]] = {}
+    folders: dict[str, dict[str, Path]] = {env.env_id: {} for env in chosen}
 
-        write_bench_report(run.folder / stages.EVAL_DIR)
-        for folder in runs.values():
-            plot_training_curves(folder)
-        figure = plot_curves(run.folder, runs)
-        if figure is not None:
-            curves[name] = str(figure.relative_to(out))
+    def publish(key: tuple, row: dict[str, Any]) -> None:
+        results[key] = row
+        write_results(out, [results[k] for k in sorted(results)], settings)
+
+    with Workers(jobs, threads) as workers:
+        base = watch.run("base model", lambda: stages.base_model(out, preset))
+        starts = {workers.submit(stages.cold_start, preset, env, out / env.env_id, base): (k, env)
+                  for k, env in enumerate(chosen)}
+        trained = {}
+        for future in workers.completed(starts):
+            k, env = starts[future]
+            start: stages.ColdStart = future.result()
+            watch.stages.update(start.timings)
+            publish((k, -1, 0), paired_result(env.env_id, "sft", None, start.base_records, start.sft_records,
+                                              stage="base -> sft"))
+            for env_, algorithm, seed in runs:
+                if env_ is env:
+                    future = workers.submit(stages.rl_run, preset, env, out / env.env_id, algorithm, seed, start.sft)
+                    trained[future] = (k, env, algorithm, seed, start.sft_records)
+        for future in workers.completed(trained):
+            k, env, algorithm, seed, start_records = trained[future]
+            done: stages.RLRun = future.result()
+            watch.stages.update(done.timings)
+            folders[env.env_id][done.label] = done.folder
+            publish((k, ALGORITHMS.index(algorithm), seed),
+                    paired_result(env.env_id, algorithm, seed, start_records, done.records, stage="sft -> rl",
+                                  train_wall_s=done.train_s))
+    curves = {name: str(figure.relative_to(out)) for name, figure in
+              ((env.env_id, report_env(EnvRun(env, out / env.env_id), folders[env.env_id])) for env in chosen)
+              if figure is not None}
+    rows = [results[k] for k in sorted(results)]
     settings["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
-    write_results(out, results, settings)
-    write_report(out, results, settings, curves)
-    return results
+    settings["wall_s"] = round(time.perf_counter() - wall, 1)
+    write_results(out, rows, settings)
+    write_report(out, rows, settings, curves)
+    return rows
+
+
+def report_env(run: EnvRun, runs: dict[str, Path]) -> Path | None:
+    """An environment's figures: the benchmark report of its evaluations, each run's training curves, and
+    ``curves.png`` over its runs (None when there is none)."""
+    from clinical_gym.benchmarks.report import write_report as write_bench_report
+    from clinical_gym.benchmarks.training_curves import plot_training_curves
+
+    write_bench_report(run.folder / stages.EVAL_DIR)
+    for folder in runs.values():
+        plot_training_curves(folder)
+    return plot_curves(run.folder, dict(sorted(runs.items())))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,8 +156,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--algorithms", default=",".join(ALGORITHMS),
                         help=f"comma-separated algorithms (default {','.join(ALGORITHMS)})")
     parser.add_argument("--seeds", help="comma-separated RL seeds (default: the preset's)")
-    parser.add_argument("--threads", type=int, help="torch CPU threads (default: the preset's; on a machine "
-                                                    "shared with other jobs, 1 is often faster)")
+    parser.add_argument("--threads", type=int, help="torch CPU threads of each job (default: the preset's, else "
+                                                    "the cores shared out; on a machine shared with other work, 1 is "
+                                                    "often faster)")
+    parser.add_argument("--jobs", type=int, help="processes running cold starts and RL runs side by side (default: "
+                                                 "the preset's; at most the cores)")
     args = parser.parse_args(argv)
     preset = PRESETS[args.preset]
     try:
@@ -147,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.threads < 1:
                 raise ValueError(f"--threads must be at least 1, got {args.threads}")
             preset = replace(preset, torch_threads=args.threads)
+        if args.jobs is not None and args.jobs < 1:
+            raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
         envs = None if args.envs is None else [e.strip() for e in args.envs.split(",") if e.strip()]
         algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
         check_choice(preset, envs, algorithms, seeds)
@@ -154,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"efficacy: error: {e}", file=sys.stderr)
         return 2
     command = "python benchmarks/efficacy.py " + shlex.join(sys.argv[1:] if argv is None else list(argv))
-    results = run_efficacy(preset, Path(args.out), envs=envs, algorithms=algorithms, seeds=seeds, command=command)
+    results = run_efficacy(preset, Path(args.out), envs=envs, algorithms=algorithms, seeds=seeds, command=command,
+                           jobs=args.jobs)
     print(results_table(results))
     print(f"\nwrote {Path(args.out) / RESULTS_FILE} and {Path(args.out) / REPORT_FILE}")
     return 0

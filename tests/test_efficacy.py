@@ -30,6 +30,7 @@ def record(agent: str, episode: int, correct: bool) -> EpisodeRecord:
     (["--algorithms", "dpo"], "unknown algorithm dpo; choose from grpo, ppo, ttopd"),
     (["--seeds", ","], "give at least one seed"),
     (["--threads", "0"], "--threads must be at least 1, got 0"),
+    (["--jobs", "0"], "--jobs must be at least 1, got 0"),
 ])
 def test_bad_choices_fail_in_one_line_before_anything_runs(tmp_path, capsys, argv, message):
     assert efficacy.main(["--out", str(tmp_path / "out"), *argv]) == 2
@@ -95,3 +96,58 @@ def test_every_preset_trains_what_it_evaluates():
         for env in preset.envs:
             assert set(env.algorithms) <= {"grpo", "ppo", "ttopd"}
             assert env.train_cases > 0 and env.eval_episodes > 0 and env.sft.expert_episodes > 0
+
+
+def test_jobs_are_bounded_by_the_cores_and_the_work_and_share_the_cores():
+    from clinical_gym.benchmarks.learning.workers import plan_jobs, threads_per_job
+
+    assert plan_jobs(2, units=3, cores=2) == 2
+    assert plan_jobs(8, units=3, cores=16) == 3      # never more processes than units that can run at once
+    assert plan_jobs(4, units=5, cores=2) == 2       # nor than cores
+    assert plan_jobs(2, units=0, cores=2) == 1
+    with pytest.raises(ValueError, match="jobs must be at least 1, got 0"):
+        plan_jobs(0, units=3)
+    assert threads_per_job(2, None, cores=2) == 1 and threads_per_job(2, None, cores=16) == 8
+    assert threads_per_job(1, None, cores=16) is None  # one job: torch's own default, as before
+    assert threads_per_job(2, 3, cores=2) == 3         # --threads wins
+
+
+def test_two_jobs_run_every_stage_and_a_rerun_resumes_them_in_order(tmp_path):
+    """The whole run_efficacy on a tiny random model: the cold start and two RL runs in two spawned processes, the
+    rows in the preset's order, every held-out episode recorded per stage; a one-job rerun retrains nothing."""
+    from dataclasses import replace
+
+    from clinical_gym.benchmarks.learning.presets import INQUIRY, EnvSettings, RLSettings, SFTSettings
+    from clinical_gym.trainers.common.tiny_models import tiny_llama, tiny_tokenizer
+
+    model = tmp_path / "tiny"
+    tokenizer = tiny_tokenizer()
+    tiny_llama(tokenizer).save_pretrained(model)
+    tokenizer.save_pretrained(model)
+    env = EnvSettings(INQUIRY, train_cases=4, eval_episodes=4, env_kwargs={"turn_budget": 1},
+                      conditions=DISTINCTIVE_CONDITIONS[:2],
+                      sft=SFTSettings(expert_episodes=2, epochs=1.0, micro_batch_size=2),
+                      rl=RLSettings(steps=1, group_size=2, groups_per_step=1, max_turn_tokens=8,
+                                    max_episode_tokens=2048, micro_batch_size=2))
+    preset = replace(SMOKE, envs=(env,), model=str(model), dtype="float32", eval_batch_size=4, jobs=2)
+    out = tmp_path / "out"
+    rows = efficacy.run_efficacy(preset, out, algorithms=["ppo", "grpo"], seeds=[0])
+    assert [(r["stage"], r["algorithm"]) for r in rows] == [("base -> sft", "sft"), ("sft -> rl", "grpo"),
+                                                            ("sft -> rl", "ppo")]
+    saved = json.loads((out / "efficacy.json").read_text())
+    assert saved["results"] == rows and saved["settings"]["jobs"] == 2
+    timings = saved["settings"]["timings"]
+    assert {"ClinicalInquiry-v1: train grpo-seed0", "ClinicalInquiry-v1: evaluate ppo-seed0"} <= set(timings)
+    folder = out / "ClinicalInquiry-v1"
+    counts = collections.Counter(r.agent for r in stages.read_records(folder / stages.EVAL_DIR))
+    assert counts == {"base": 4, "sft": 4, "grpo-seed0": 4, "ppo-seed0": 4}
+    for label in ("grpo-seed0", "ppo-seed0"):
+        assert (folder / "rl" / label / "checkpoints" / "step-000001").is_dir()
+    assert (folder / "curves.png").is_file() and (out / "report.md").is_file()
+
+    assert all(r["train_wall_s"] > 0 for r in rows[1:])  # the runs' own step times, kept when resumed
+
+    again = efficacy.run_efficacy(replace(preset, jobs=1), out, algorithms=["grpo", "ppo"], seeds=[0])
+    assert again == rows
+    retimed = json.loads((out / "efficacy.json").read_text())["settings"]
+    assert retimed["jobs"] == 1 and retimed["timings"]["ClinicalInquiry-v1: train ppo-seed0"]["wall_s"] < 1

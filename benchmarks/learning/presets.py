@@ -100,8 +100,10 @@ class Preset:
     model: str = SMOLLM2
     dtype: str = "bfloat16"
     generation_engine: str = "transformers"
-    torch_threads: int | None = None
+    torch_threads: int | None = None  # per job; None: the cores shared out among the jobs
     eval_batch_size: int = 32
+    # processes running the cold starts, then the RL runs with their evaluations, side by side (at most the cores)
+    jobs: int = 1
 
     def settings(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,6 +131,7 @@ SMOKE = Preset(
                                   micro_batch_size=4),
                     algorithms=("grpo",)),
     ),
+    jobs=2,
 )
 
 CPU = Preset(
@@ -149,6 +152,7 @@ CPU = Preset(
                                   micro_batch_size=4)),
     ),
     seeds=(0, 1, 2),
+    jobs=2,
 )
 
 GPU = Preset(

@@ -7,6 +7,10 @@
 4. ``rl``: GRPO, PPO or TT-OPD from the SFT model on the train split, one run per seed;
 5. ``evaluate``: an agent on the held-out episodes through the benchmark runner's ``play_chunk``, greedy, the same
    episodes (case and reset seed) for every agent, so that every stage can be paired with every other.
+
+``cold_start`` (stages 2-3 and the base and SFT evaluations of one environment) and ``rl_run`` (stage 4 and its
+evaluation, one algorithm and seed) are the units ``benchmarks/efficacy.py`` runs, in parallel processes when it
+has several jobs: each takes and returns only picklable values.
 """
 
 from __future__ import annotations
@@ -257,3 +261,59 @@ def evaluate(run: EnvRun, preset: Preset, label: str, path: str, checkpoint: boo
             chunk = pending[start:start + preset.eval_batch_size]
             append_records(folder, play_chunk(plan, label, agent, chunk, config))
     return [r for r in read_records(folder) if r.agent == label]
+
+
+# -- the units of work an efficacy run schedules ---------------------------------------------------------------------
+@dataclass
+class ColdStart:
+    """What ``cold_start`` returns: the base and SFT models' held-out records, the SFT folder, the stage times."""
+
+    base_records: list[EpisodeRecord]
+    sft_records: list[EpisodeRecord]
+    sft: Path
+    timings: dict[str, dict[str, float]]
+
+
+@dataclass
+class RLRun:
+    """What ``rl_run`` returns: the run folder, its held-out records, the stage times and the training's own wall
+    seconds (``training_seconds``)."""
+
+    label: str
+    folder: Path
+    records: list[EpisodeRecord]
+    timings: dict[str, dict[str, float]]
+    train_s: float
+
+
+def cold_start(preset: Preset, env: EnvSettings, folder: Path, base: str) -> ColdStart:
+    """One environment up to its SFT start: the base model evaluated, the expert data, SFT, the SFT model evaluated."""
+    run, watch, name = EnvRun(env, folder), Stopwatch(), env.env_id
+    base_records = watch.run(f"{name}: evaluate base", lambda: evaluate(run, preset, "base", base, checkpoint=False))
+    data = watch.run(f"{name}: expert data", lambda: expert_data(run))
+    sft_folder = watch.run(f"{name}: SFT", lambda: sft(run, preset, base, data))
+    start = watch.run(f"{name}: evaluate sft", lambda: evaluate(run, preset, "sft", str(sft_folder)))
+    return ColdStart(base_records, start, sft_folder, watch.stages)
+
+
+def rl_run(preset: Preset, env: EnvSettings, folder: Path, algorithm: str, seed: int, sft_folder: Path) -> RLRun:
+    """One RL run from the SFT model and its held-out evaluation (``rl`` then ``evaluate``)."""
+    run, watch, label = EnvRun(env, folder), Stopwatch(), f"{algorithm}-seed{seed}"
+    trained_folder = watch.run(f"{env.env_id}: train {label}",
+                               lambda: rl(run, preset, algorithm, Path(sft_folder) / "model", seed))
+    records = watch.run(f"{env.env_id}: evaluate {label}", lambda: evaluate(run, preset, label, str(trained_folder)))
+    return RLRun(label, trained_folder, records, watch.stages, training_seconds(trained_folder))
+
+
+def training_seconds(folder: Path) -> float:
+    """The wall seconds of a run's training steps, from its ``metrics.jsonl`` (``charts/step_s``, the last line of
+    each step): unlike a stopwatch around ``rl``, it survives a resumed or skipped run."""
+    import json
+
+    steps: dict[int, float] = {}
+    path = Path(folder) / "metrics.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else ():
+        row = json.loads(line)
+        if "step" in row and "charts/step_s" in row:
+            steps[row["step"]] = row["charts/step_s"]
+    return round(sum(steps.values()), 1)

@@ -1,0 +1,73 @@
+"""Where an efficacy run's units of work run: inline, or in a pool of spawned processes with their share of the cores.
+
+The stages of a small model on a CPU gain little from a second torch thread (SmolLM2 on 2 cores: the smoke preset's
+GRPO run and evaluations took about as long with one thread as with two), so two one-thread processes, each with
+its own RL run, do nearly twice the work of one two-thread process. ``Workers(1, ...)`` runs each unit at once in
+this process, which keeps a one-job run (and its tracebacks) exactly what it was before.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from typing import Any
+
+
+def set_torch_threads(threads: int | None) -> None:
+    """A worker's start: its torch intra-op threads (before any model work)."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def plan_jobs(requested: int, units: int, cores: int | None = None) -> int:
+    """How many processes to run: no more than asked, than there are cores, or than units that can run at once."""
+    if requested < 1:
+        raise ValueError(f"jobs must be at least 1, got {requested}")
+    return max(1, min(requested, cores or os.cpu_count() or 1, units))
+
+
+def threads_per_job(jobs: int, threads: int | None, cores: int | None = None) -> int | None:
+    """Torch threads of each process: ``threads`` when given, else the cores shared out (None: torch's default)."""
+    if threads:
+        return threads
+    return None if jobs == 1 else max(1, (cores or os.cpu_count() or 1) // jobs)
+
+
+class Workers:
+    """``submit(fn, *args)`` -> a Future: run now in this process (one job) or queued to ``jobs`` spawned processes
+    (spawn, not fork: torch's thread pools and CUDA do not survive a fork). ``fn`` and its arguments must pickle."""
+
+    def __init__(self, jobs: int, threads: int | None) -> None:
+        self.jobs = jobs
+        self.threads = threads
+        self._pool: Executor | None = None
+        if jobs > 1:
+            self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=set_torch_threads, initargs=(threads,))
+        else:
+            set_torch_threads(threads)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        if self._pool is not None:
+            return self._pool.submit(fn, *args)
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args))
+        except Exception as error:  # noqa: BLE001 - handed to the caller through the future, as a pool would
+            future.set_exception(error)
+        return future
+
+    def completed(self, futures: Iterable[Future]) -> Iterator[Future]:
+        """The futures as they finish (one job: in the order submitted, all already finished)."""
+        return iter(list(futures)) if self._pool is None else as_completed(futures)
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=exc[0] is not None)
