@@ -160,3 +160,26 @@ def test_json_cut_short_and_python_literals_with_comments():
 def test_json_that_fails_is_searched_for_an_embedded_call(text, name, form):
     call = parse_tool_call(text)
     assert (call.name, call.form) == (name, form), call.error
+
+
+def test_call_json_is_read_as_json_loads_reads_it():
+    # _loads hands text opening with a bracket to the scanner json.loads ends in: the same value or the same error
+    # (message and position) as json.loads for every cut of a call, with closing text added, and for odd texts
+    import random
+
+    from clinical_gym.tools.calls import _loads
+
+    def verdict(read, text):
+        try:
+            return "value", read(text)
+        except json.JSONDecodeError as exc:
+            return "error", exc.msg, exc.pos
+
+    full = '{"name": "get_patient_info", "arguments": {"patient_id": "P001", "n": [1, 2.5, true, null], "s": "x\\"y"}}'
+    rng = random.Random(0)
+    texts = ['{"a": }', "[1,", "{'a': 1}", '{"a": 1,}', '{"a": NaN}', '{"a":1} x', '{"a":1}  ', " {}", "\ufeff{}", "",
+             '"s"', "1"]
+    texts += [full[:rng.randrange(len(full) + 1)] + rng.choice(["", "}", "]", " ", "x", "}}", ",", '"'])
+              for _ in range(1500)]
+    for text in texts:
+        assert verdict(_loads, text) == verdict(json.loads, text), text
