@@ -92,3 +92,27 @@ def test_unknown_or_missing_fields_and_unsuitable_models_are_refused():
     for model in (Checked, Private, Open):
         with pytest.raises(TypeError, match="build it by validation"):
             trusted(model, value=1) if model is Checked else trusted(model)
+
+
+def test_plain_dump_is_model_dump_for_plain_records_and_model_dump_otherwise():
+    from typing import Literal
+
+    from clinical_gym.rewards.safety import Violation
+    from clinical_gym.tools.trusted import plain_dump
+
+    process = ProcessScore(score=0.5, coverage=1.0, diversity=0.25, thoroughness=0.0, matched_actions=["a"],
+                           missed_actions=["b", "c"])
+    violation = Violation(name="x", severity=4, principle="justice", description="d", evidence=["e"])
+    for record in (process, process.model_copy(update={"rubric": 0.75}), violation):
+        for exclude_none in (False, True):
+            dumped, expected = plain_dump(record, exclude_none=exclude_none), record.model_dump(exclude_none=exclude_none)
+            assert dumped == expected and list(dumped) == list(expected)
+            assert [type(v) for v in dumped.values()] == [type(v) for v in expected.values()]
+            assert all(dumped[k] is not getattr(record, k) for k in dumped if isinstance(dumped[k], list))  # copies
+
+    class Nested(BaseModel):
+        inner: ProcessScore
+        level: Literal["a", "b"] = "a"
+
+    nested = Nested(inner=process)
+    assert plain_dump(nested) == nested.model_dump() and isinstance(plain_dump(nested)["inner"], dict)

@@ -11,10 +11,17 @@ verdict lists) 10 us to validate; built here from values already of their types,
 given fields as ``model_fields_set``. Only for models without validators, private attributes or extra fields
 (checked once per class); the caller passes values of the declared types and copies a container it does not own
 (validation of ``dict[str, Any]`` would have copied it).
+
+``plain_dump(model)`` is the other way: ``model.model_dump()`` of a record whose fields hold plain values (text,
+numbers, booleans, None, or lists of them), read from its fields without pydantic's serializer (~1 us and cold code
+in a final step: the process score and each violation in a tool episode's outcome); other records go to
+``model_dump``.
 """
 
 from __future__ import annotations
 
+import types
+import typing
 from operator import itemgetter
 from typing import Any, TypeVar
 
@@ -102,3 +109,43 @@ def _with_defaults(cls: type[BaseModel], names: frozenset[str], fields: tuple[tu
         else:
             state[name] = default
     return state
+
+
+_PLAIN_VALUES = (str, int, float, bool, type(None))
+_PLAIN_MODELS: dict[type[BaseModel], bool] = {}
+
+
+def plain_dump(model: BaseModel, *, exclude_none: bool = False) -> dict[str, Any]:
+    """``model.model_dump(exclude_none=exclude_none)``: for a record of plain fields (``_plain_fields``) its fields
+    in order, lists copied, as pydantic's serializer gives them; any other record through ``model_dump``."""
+    cls = type(model)
+    plain = _PLAIN_MODELS.get(cls)
+    if plain is None:
+        plain = _PLAIN_MODELS[cls] = _plain_fields(cls)
+    if not plain:
+        return model.model_dump(exclude_none=exclude_none)
+    return {name: (list(value) if type(value) is list else value) for name, value in model.__dict__.items()
+            if not (exclude_none and value is None)}
+
+
+def _plain_fields(cls: type[BaseModel]) -> bool:
+    """Whether ``cls`` dumps its fields as they are: every field text, a number, a boolean, None, a literal of
+    those or a list of them; no serializers, computed fields or extra fields."""
+    decorators = cls.__pydantic_decorators__
+    if (decorators.field_serializers or decorators.model_serializers or decorators.computed_fields
+            or cls.model_config.get("extra") == "allow"):
+        return False
+    return all(_plain_type(info.annotation, lists=True) for info in cls.model_fields.values())
+
+
+def _plain_type(annotation: Any, *, lists: bool) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is None:
+        return annotation in _PLAIN_VALUES
+    if origin is typing.Literal:
+        return all(type(value) in _PLAIN_VALUES for value in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return all(_plain_type(arg, lists=lists) for arg in typing.get_args(annotation))
+    if origin is list and lists:
+        return all(_plain_type(arg, lists=False) for arg in typing.get_args(annotation))
+    return False

@@ -20,7 +20,7 @@ from clinical_gym.tool_env.database import DomainDB, record_key
 from clinical_gym.env import MAX_ACTION_CHARS, MAX_OBSERVATION_CHARS, ClinicalEnv, id_hint
 from clinical_gym.llm import llm_setting
 from clinical_gym.llm.base import LLMClient
-from clinical_gym.rewards.assertions import LLMAssertionJudge, verdict_dump
+from clinical_gym.rewards.assertions import AssertionVerdict, LLMAssertionJudge, verdict_dump
 from clinical_gym.rewards.episode import (
     REVIEW_CATEGORIES,
     CallRecord,
@@ -37,7 +37,7 @@ from clinical_gym.tool_env.tasks import Task, load_tasks, select_split
 from clinical_gym.tools import FORMAT_SCORES, ParsedCall, ToolKind, Toolkit, ToolResult, parse_tool_calls, tool
 from clinical_gym.tools.calls import EXAMPLE
 from clinical_gym.tools.toolkit import BoundTool
-from clinical_gym.tools.trusted import trusted
+from clinical_gym.tools.trusted import plain_dump, trusted
 
 logger = logging.getLogger(__name__)
 JUDGE_FAILED = "The task ended because the reward judge failed."
@@ -51,6 +51,11 @@ _KIND_VALUES: dict[ToolKind | None, str] = {kind: kind.value for kind in ToolKin
 
 def _validated(model: type[CallRecord], **values: Any) -> CallRecord:
     return model(**values)
+
+
+def _errors(verdicts: list[AssertionVerdict]) -> int:
+    """How many of ``verdicts`` the judge failed on."""
+    return sum(1 for v in verdicts if v.error) if verdicts else 0
 
 
 class EpisodeTools(Toolkit):
@@ -413,12 +418,12 @@ class ToolDomainEnv(ClinicalEnv):
             "gold_answer": task.answer,
             "gold_option_text": task.options[task.answer] if task.options else None,
             "scores": graded.scores,
-            "process": graded.process.model_dump(exclude_none=True),  # "rubric" only for tasks with one
+            "process": plain_dump(graded.process, exclude_none=True),  # "rubric" only for tasks with one
             "coherence": graded.coherence.checks,
             "assertions": [verdict_dump(v) for v in graded.assertions],
-            "grader_errors": sum(1 for v in (*graded.assertions, *graded.rubric) if v.error),
+            "grader_errors": _errors(graded.assertions) + _errors(graded.rubric),
             **({"rubric": [verdict_dump(v) for v in graded.rubric]} if task.rubrics else {}),
-            "violations": [v.model_dump() for v in graded.violations],
+            "violations": [plain_dump(v) for v in graded.violations],  # (model_dump, without the serializer)
             "violation_names": [v.name for v in graded.violations],
             "tool_calls": [{"name": c.name, "arguments": c.arguments, "ok": c.ok, "error_kind": c.error_kind,
                             "kind": _KIND_VALUES.get(c.kind)} for c in record.calls],
