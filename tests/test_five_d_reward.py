@@ -145,6 +145,44 @@ def test_the_call_summary_agrees_with_reading_the_calls():
     assert len(summary.signatures) == 5  # the successful calls but the submit call, each its own arguments
 
 
+def test_the_call_summary_of_repeated_and_varied_calls_is_what_reading_each_call_gives():
+    # the summary takes a repeat of the last tool (same name, kind and reviews) into that tool's lists without
+    # looking it up again, and reads one-argument calls' signatures directly: against a plain reading of each call
+    import random
+
+    from clinical_gym.tool_env.database import canonical_json
+
+    def reference(calls):
+        ok = [c for c in calls if c.ok]
+        firsts = {}
+        for position, c in enumerate(calls):
+            for category in sorted(c.reviews) if c.ok else ():
+                firsts.setdefault(category, (position, c.index))
+        plain = lambda c: all(type(k) is str and type(v) is str for k, v in c.arguments.items())  # noqa: E731
+        return (ok, {k: [c for c in ok if c.kind is k] for k in dict.fromkeys(c.kind for c in ok)},
+                {n: [c for c in ok if c.name == n] for n in dict.fromkeys(c.name for c in ok)}, firsts,
+                min((c.index for c in ok if c.reviews), default=None), sum(1 for c in calls if c.kind is not
+                                                                           ToolKind.SUBMIT),
+                {(c.name, tuple(sorted(c.arguments.items()))) if plain(c) else f"{c.name}:{canonical_json(c.arguments)}"
+                 for c in ok if c.kind is not ToolKind.SUBMIT},
+                {c.name for c in ok if c.kind in (ToolKind.READ, ToolKind.THINK)})
+
+    rng = random.Random(0)
+    names = ["get_chart", "get_labs", "order", "calc", "submit_answer"]
+    values = ["P1", "P2", 1, 1.0, True, None, ["a"]]
+    for _ in range(300):
+        calls = []
+        for i in range(rng.randrange(9)):
+            name = rng.choice(names) if not calls or rng.random() < 0.4 else calls[-1].name
+            arguments = {"patient_id": rng.choice(values)} if rng.random() < 0.7 else {
+                "patient_id": "P1", "test": rng.choice(values), **({"b": "x"} if rng.random() < 0.5 else {})}
+            reviews = frozenset(rng.sample(REVIEW_CATEGORIES, rng.randrange(3)))
+            calls.append(CallRecord(index=i, turn=i + 1, name=name, arguments=arguments, ok=rng.random() < 0.8,
+                                    kind=KINDS.get(name, ToolKind.READ), form=CallForm.JSON, reviews=reviews))
+        summary = record(calls=calls).call_summary
+        assert tuple(summary) == reference(calls), calls
+
+
 def test_a_changed_copy_of_a_record_forgets_what_was_derived_from_it():
     rec = record(calls=[call(0, reviews=frozenset({"labs"})), call(1, reviews=frozenset({"vitals"}))],
                  answer="Sepsis", reasoning="Lactate 5")

@@ -209,33 +209,48 @@ class EpisodeRecord(_Derived):
         counted = 0
         signatures: set[object] = set()
         gathered: set[str] = set()
+        last: CallRecord | None = None  # the last successful call, and the lists it went into
+        of_kind: list[CallRecord] = []
+        of_name: list[CallRecord] = []
         for position, call in enumerate(self.calls):
             kind = call.kind
             if kind is not _SUBMIT:
                 counted += 1
             if not call.ok:
                 continue
+            name = call.name
             if kind is not _SUBMIT:
-                name, arguments = call.name, call.arguments
-                for k, v in arguments.items():
-                    if type(k) is not str or type(v) is not str:
-                        signatures.add(f"{name}:{canonical_json(arguments)}")
-                        break
+                arguments = call.arguments
+                if len(arguments) == 1:  # the usual call: one argument (tuple(sorted(...)) of its one item)
+                    ((k, v),) = arguments.items()
+                    signatures.add((name, ((k, v),)) if type(k) is str and type(v) is str
+                                   else f"{name}:{canonical_json(arguments)}")
                 else:
-                    signatures.add((name, tuple(sorted(arguments.items()))))
+                    for k, v in arguments.items():
+                        if type(k) is not str or type(v) is not str:
+                            signatures.add(f"{name}:{canonical_json(arguments)}")
+                            break
+                    else:
+                        signatures.add((name, tuple(sorted(arguments.items()))))
                 if kind is _READ or kind is _THINK:
                     gathered.add(name)
             successful.append(call)
-            same = by_kind.get(call.kind)
-            if same is None:
-                by_kind[call.kind] = [call]
+            if last is not None and name == last.name and kind is last.kind and call.reviews == last.reviews:
+                # the same tool again (a repeated call): its lists, and nothing new reviewed
+                of_kind.append(call)
+                of_name.append(call)
+                continue
+            last = call
+            of_kind = by_kind.get(kind)  # type: ignore[assignment]
+            if of_kind is None:
+                of_kind = by_kind[kind] = [call]
             else:
-                same.append(call)
-            same = by_name.get(call.name)
-            if same is None:
-                by_name[call.name] = [call]
+                of_kind.append(call)
+            of_name = by_name.get(name)  # type: ignore[assignment]
+            if of_name is None:
+                of_name = by_name[name] = [call]
             else:
-                same.append(call)
+                of_name.append(call)
             reviews = call.reviews
             if reviews and not reviews <= firsts.keys():  # (a repeated call reviews nothing new)
                 if first_any is None:
