@@ -133,7 +133,7 @@ class ClinicalEnv(gym.Env[str, str]):
     def _action_problem(self, action: object) -> str:
         if not isinstance(action, str):
             return f"your reply must be text, not {type(action).__name__}"
-        if not action.strip():
+        if not action or action.isspace():  # (not action.strip(): no copy of the reply)
             return "your reply is empty"
         if len(action) > self.max_action_chars:
             return f"your reply is too long ({len(action)} characters; the limit is {self.max_action_chars})"

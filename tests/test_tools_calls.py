@@ -183,3 +183,24 @@ def test_call_json_is_read_as_json_loads_reads_it():
               for _ in range(1500)]
     for text in texts:
         assert verdict(_loads, text) == verdict(json.loads, text), text
+
+
+@pytest.mark.parametrize("text", [
+    '{"name": "get_labs", "arguments": {"patient_id": "P1", "n": [1, 2.5, null]}}',
+    '{"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_labs", "arguments": "{\\"a\\": 1}"}}]}',
+    '```json\n{"name": "get_labs", "parameters": {"a": true}}\n```',
+    'I will call {"name": "get_labs", "arguments": {"a": "x"}} now',
+    "{'name': 'get_labs', 'arguments': {1: 'x'}}",  # a Python literal (keys not text): validated as before
+])
+def test_calls_read_from_decoded_json_are_the_records_validation_builds(text):
+    # calls read from decoded JSON are built without re-validation: equal to the validated record in every way
+    from clinical_gym.tools import ParsedCall
+
+    parsed = parse_tool_call(text)
+    if parsed.ok:
+        validated = ParsedCall(name=parsed.name, arguments=parsed.arguments, form=parsed.form, call_id=parsed.call_id)
+        assert parsed == validated and list(parsed.__dict__) == list(validated.__dict__)
+        assert parsed.model_fields_set == validated.model_fields_set
+        assert parsed.model_dump_json() == validated.model_dump_json()
+    else:  # an argument name that is not text: an invalid call saying so (validation raised before)
+        assert parsed.error == "the argument names of 'get_labs' must be text, got 1" and parsed.name == "get_labs"

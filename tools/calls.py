@@ -26,6 +26,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clinical_gym.tools.trusted import trusted
+
 
 class CallForm(str, enum.Enum):
     """How a tool call was written."""
@@ -54,6 +56,7 @@ _DECODER = json.JSONDecoder()  # stateless: one for every search, not one per ca
 _SCAN = _DECODER.scan_once  # what json.loads runs (its decoder has the same settings)
 _BRACKETS = frozenset("{[")
 _CALL_KEYS = frozenset({"name", "function", "tool_calls"})
+_CALL_GIVEN = frozenset({"name", "arguments", "form", "call_id"})  # the fields a call read from an object gives
 
 
 class ParsedCall(BaseModel):
@@ -168,7 +171,7 @@ def _from_json_text(text: str) -> list[ParsedCall]:
         return embedded if embedded is not None else [invalid(_json_error(exc))]
     if not isinstance(value, (dict, list)):
         return [invalid(f"expected a JSON object such as {EXAMPLE}, got {type(value).__name__}")]
-    return _from_value(value, CallForm.JSON)
+    return _from_value(value, CallForm.JSON, decoded=True)
 
 
 def _from_code_block(language: str, body: str) -> list[ParsedCall]:
@@ -187,17 +190,17 @@ def _rewrap(calls: list[ParsedCall], form: CallForm) -> list[ParsedCall]:
     return [c.model_copy(update={"form": form}) if c.form is CallForm.JSON else c for c in calls]
 
 
-def _from_value(value: Mapping[str, Any] | Sequence[Any], form: CallForm) -> list[ParsedCall]:
-    """Calls from a decoded call object, a list of them, or a message with ``tool_calls``."""
+def _from_value(value: Mapping[str, Any] | Sequence[Any], form: CallForm, decoded: bool = False) -> list[ParsedCall]:
+    """Calls from a call object, a list of them, or a message with ``tool_calls``; ``decoded``: decoded JSON."""
     if _is_mapping(value) and "tool_calls" in value:
         value = value["tool_calls"]
         if not isinstance(value, (list, tuple)) or not value:
             return [invalid('"tool_calls" must be a non-empty list of calls')]
     if _is_mapping(value):
-        return [_from_call_object(value, form)]
+        return [_from_call_object(value, form, decoded)]
     if not value:
         return [invalid(f"the list of calls is empty; expected a call such as {EXAMPLE}")]
-    return [_from_call_object(item, form) if isinstance(item, Mapping)
+    return [_from_call_object(item, form, decoded) if isinstance(item, Mapping)
             else invalid(f"each call must be a JSON object, got {type(item).__name__}") for item in value]
 
 
@@ -206,8 +209,9 @@ def _is_mapping(value: Any) -> bool:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-def _from_call_object(obj: Mapping[str, Any], form: CallForm) -> ParsedCall:
-    """A call from ``{"name", "arguments"}`` or an OpenAI ``{"type": "function", "function": {...}}`` entry."""
+def _from_call_object(obj: Mapping[str, Any], form: CallForm, decoded: bool = False) -> ParsedCall:
+    """A call from ``{"name", "arguments"}`` or an OpenAI ``{"type": "function", "function": {...}}`` entry;
+    ``decoded``: ``obj`` is decoded JSON (text keys, JSON values)."""
     call_id = obj.get("id") if isinstance(obj.get("id"), str) else None
     function = obj.get("function")
     body = function if function is not None and _is_mapping(function) else obj
@@ -228,6 +232,12 @@ def _from_call_object(obj: Mapping[str, Any], form: CallForm) -> ParsedCall:
                 return invalid(f"the arguments of {name!r} are not valid JSON: {_json_error(exc)}", name)
     if not _is_mapping(arguments):
         return invalid(f'the "arguments" of {name!r} must be a JSON object, got {type(arguments).__name__}', name)
+    if decoded:  # what validation would build (it would only copy the arguments), without validating again
+        return trusted(ParsedCall, _CALL_GIVEN, name=name, arguments=dict(arguments), form=form, error=None,
+                       call_id=call_id)
+    odd = [key for key in arguments if not isinstance(key, str)]  # (a Python literal or object: validation refuses)
+    if odd:
+        return invalid(f"the argument names of {name!r} must be text, got {odd[0]!r}", name)
     return ParsedCall(name=name, arguments=dict(arguments), form=form, call_id=call_id)
 
 
@@ -281,7 +291,7 @@ def _embedded_json(text: str, start: int = 0) -> list[ParsedCall] | None:
             at = text.find("{", at + 1)
             continue
         if isinstance(value, dict) and not _CALL_KEYS.isdisjoint(value):
-            return _from_value(value, CallForm.PARTIAL)
+            return _from_value(value, CallForm.PARTIAL, decoded=True)
         at = text.find("{", at + 1)
     return None
 

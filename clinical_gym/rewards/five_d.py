@@ -261,13 +261,16 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None 
     used: set[int] = set()
     matched, missed = [], []
     expected = task.expected_actions if task.uses(RewardBasis.ACTION) else []
+    by_name = summary.by_name
     for action in expected:
         pattern = action.pattern
         hit = None
-        for c in summary.by_name.get(pattern.name, ()):  # successful calls of the tool, in order
-            if c.kind is not _SUBMIT and c.index not in used and pattern.matches(c.name, c.arguments):
-                hit = c.index
-                break
+        calls = by_name.get(pattern.name)  # successful calls of the tool, in order (usually none)
+        if calls is not None:
+            for c in calls:
+                if c.kind is not _SUBMIT and c.index not in used and pattern.matches(c.name, c.arguments):
+                    hit = c.index
+                    break
         if hit is None:
             missed.append(action.name)
         else:
