@@ -119,9 +119,9 @@ SMOKE = Preset(
     envs=(
         # 12 oracle consultations, 2 epochs (6 optimizer steps): a cold start that names the right diagnosis in most
         # held-out replies but rarely finishes the answer (no Recommendation, no closing tag), so RL has room that
-        # 96 held-out patients can resolve; 8 conversations x 3 epochs started at 0.91, where at most 3 of 32
+        # 64 held-out patients can resolve; 8 conversations x 3 epochs started at 0.91, where at most 3 of 32
         # patients could improve (trainers/README.md)
-        EnvSettings(INQUIRY, train_cases=48, eval_episodes=96, env_kwargs={"turn_budget": 1},
+        EnvSettings(INQUIRY, train_cases=48, eval_episodes=64, env_kwargs={"turn_budget": 1},
                     conditions=DISTINCTIVE_CONDITIONS[:4],
                     sft=SFTSettings(expert_episodes=12, epochs=2.0),
                     rl=RLSettings(steps=6, group_size=8, groups_per_step=1, learning_rate=3e-4)),

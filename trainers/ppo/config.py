@@ -32,7 +32,9 @@ class PPOConfig(TrainerConfig):
         bonus weight (Eq. 6; 0 in TRL's and OpenRLHF's LLM PPO). kl_coef / kl_mode: β and where the KL to the
         reference goes: "reward" (per-token k1 subtracted from the reward, Eq. 1) or "loss" (k3 in the loss,
         Eq. 7). loss_aggregation / loss_constant: how token losses are averaged (as in GRPO).
-        num_epochs: passes over each batch; num_minibatches: optimizer steps per pass.
+        num_epochs: passes over each batch (1: as many optimizer steps per batch as GRPO's mu = 1, so the two compare
+        at one learning rate; TRL's 4 drifted at LoRA rates, trainers/ppo/README.md); num_minibatches: optimizer
+        steps per pass.
         value_learning_rate: the value head's learning rate (none: learning_rate).
     """
 
@@ -56,7 +58,7 @@ class PPOConfig(TrainerConfig):
     loss_aggregation: str = option("how token losses are averaged", AGGREGATIONS, default="token-mean")
     loss_constant: int | None = option("normaliser in tokens for 'constant' aggregation (none: max_episode_tokens)",
                                        default=None)
-    num_epochs: int = option("passes over each batch", default=4)
+    num_epochs: int = option("passes over each batch", default=1)
     num_minibatches: int = option("optimizer steps per pass over the batch", default=1)
     value_learning_rate: float | None = option("learning rate of the value head (none: learning_rate)", default=None)
 
