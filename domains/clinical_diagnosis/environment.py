@@ -86,19 +86,24 @@ class ClinicalDiagnosisEnv(BundledDomain, ToolDomainEnv):
 
     def clinical_actions(self, calls: list[CallRecord]) -> ClinicalActions:
         pid = self.task.patient_id
-        args = [(c.name, c.arguments, c.index) for c in calls
-                if c.ok and c.name in _ACTION_TOOLS and c.arguments.get("patient_id") == pid]
-        # every list new and of validated records (Prescription, Act): what validation would build
-        return trusted(
-            ClinicalActions,
-            prescriptions=[prescription(a["drug"], a["dose"], a["unit"], a["frequency"], a["route"], i,
-                                        indication=a.get("indication") or "")
-                           for name, a, i in args if name == "prescribe_medication"],
-            orders=[Act(text=a["test"], call_index=i) for name, a, i in args if name == "order_lab_test"],
-            diagnoses=[Act(text=a["diagnosis"], call_index=i) for name, a, i in args if name == "record_diagnosis"],
-            notes=[Act(text=a["note"], call_index=i) for name, a, i in args if name == "write_clinical_note"],
-            escalations=[Act(text=f"{a['level']}: {a['reason']}", call_index=i) for name, a, i in args
-                         if name == "escalate_care"])
+        # every list new and of validated records (Prescription, Act): what validation would build; filled in one
+        # pass over the calls (usually none of them an action)
+        actions = trusted(ClinicalActions, prescriptions=[], orders=[], diagnoses=[], notes=[], escalations=[])
+        for c in calls:
+            if c.ok and c.name in _ACTION_TOOLS and c.arguments.get("patient_id") == pid:
+                name, a, i = c.name, c.arguments, c.index
+                if name == "prescribe_medication":
+                    actions.prescriptions.append(prescription(a["drug"], a["dose"], a["unit"], a["frequency"],
+                                                              a["route"], i, indication=a.get("indication") or ""))
+                elif name == "order_lab_test":
+                    actions.orders.append(Act(text=a["test"], call_index=i))
+                elif name == "record_diagnosis":
+                    actions.diagnoses.append(Act(text=a["diagnosis"], call_index=i))
+                elif name == "write_clinical_note":
+                    actions.notes.append(Act(text=a["note"], call_index=i))
+                else:  # escalate_care
+                    actions.escalations.append(Act(text=f"{a['level']}: {a['reason']}", call_index=i))
+        return actions
 
 
 _ACTION_TOOLS = frozenset({"prescribe_medication", "order_lab_test", "record_diagnosis", "write_clinical_note",
