@@ -260,9 +260,15 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None 
     summary = record.call_summary  # the calls counted, their signatures and the gathering tools, read once
     used: set[int] = set()
     matched, missed = [], []
-    expected = task.expected_actions if task.uses(RewardBasis.ACTION) else []
-    by_name = summary.by_name
-    for action in expected:
+    scored = task.uses(RewardBasis.ACTION)
+    by_name, kinds = summary.by_name, record.tool_kinds
+    targets = set()  # the expected tools that gather information
+    for action in task.expected_actions:  # one pass: the gathering targets, and the expected actions when scored
+        name = action.name
+        if kinds.get(name) in _GATHERING:
+            targets.add(name)
+        if not scored:
+            continue
         pattern = action.pattern
         hit = None
         calls = by_name.get(pattern.name)  # successful calls of the tool, in order (usually none)
@@ -272,15 +278,14 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None 
                     hit = c.index
                     break
         if hit is None:
-            missed.append(action.name)
+            missed.append(name)
         else:
-            matched.append(action.name)
+            matched.append(name)
             used.add(hit)
-    coverage = len(matched) / len(expected) if expected else 1.0
+    expected = len(task.expected_actions) if scored else 0
+    coverage = len(matched) / expected if expected else 1.0
     counted = summary.counted
     diversity = len(summary.signatures) / counted if counted else 0.0
-    kinds = record.tool_kinds
-    targets = {a.name for a in task.expected_actions if kinds.get(a.name) in _GATHERING}
     thoroughness = min(1.0, len(summary.gathered) / max(1, len(targets)))
     # every value of its field's type, the lists new (clinical_gym.tools.trusted)
     return trusted(ProcessScore, score=process_mix(cfg, coverage, diversity, thoroughness, rubric),
