@@ -192,6 +192,8 @@ def _rewrap(calls: list[ParsedCall], form: CallForm) -> list[ParsedCall]:
 
 def _from_value(value: Mapping[str, Any] | Sequence[Any], form: CallForm, decoded: bool = False) -> list[ParsedCall]:
     """Calls from a call object, a list of them, or a message with ``tool_calls``; ``decoded``: decoded JSON."""
+    if type(value) is dict and "tool_calls" not in value:  # the usual reply: one call object
+        return [_from_call_object(value, form, decoded)]
     if _is_mapping(value) and "tool_calls" in value:
         value = value["tool_calls"]
         if not isinstance(value, (list, tuple)) or not value:
@@ -212,13 +214,15 @@ def _is_mapping(value: Any) -> bool:
 def _from_call_object(obj: Mapping[str, Any], form: CallForm, decoded: bool = False) -> ParsedCall:
     """A call from ``{"name", "arguments"}`` or an OpenAI ``{"type": "function", "function": {...}}`` entry;
     ``decoded``: ``obj`` is decoded JSON (text keys, JSON values)."""
-    call_id = obj.get("id") if isinstance(obj.get("id"), str) else None
+    call_id = obj.get("id")
+    if call_id is not None and not isinstance(call_id, str):
+        call_id = None
     function = obj.get("function")
     body = function if function is not None and _is_mapping(function) else obj
     name = body.get("name")
-    if not isinstance(name, str) or not name.strip():
+    name = name.strip() if isinstance(name, str) else ""
+    if not name:
         return invalid(f'the call has no "name" (a non-empty string); expected {EXAMPLE}')
-    name = name.strip()
     arguments = body.get("arguments", body.get("parameters"))
     if arguments is None:
         arguments = {}

@@ -189,7 +189,7 @@ class ToolDomainEnv(ClinicalEnv):
         self.reward_fn = FiveDReward(config, LLMAssertionJudge(judge) if judge is not None else None)
         self._shared = [*self.shared_toolkits(), EpisodeTools()]
         self._shared_bound: dict[str, BoundTool] | None = None  # their tools, merged once (_toolkit)
-        self._checked_names: set[tuple[str, ...]] = set()  # domain tool-name sets checked against them
+        self._checked_names: set[type | tuple[str, ...]] = set()  # domain toolkits checked against them
         probe = self._toolkit(self.domain_toolkit(self.base_db))
         self.tool_schemas = probe.openai_schemas()
         self.tool_kinds = {name: bound.spec.kind for name, bound in probe.tools.items()}
@@ -261,22 +261,24 @@ class ToolDomainEnv(ClinicalEnv):
         return self.case  # type: ignore[return-value]
 
     def _choose_case(self, options: dict[str, Any]) -> Task:  # type: ignore[override]
-        unknown = set(options) - {"task_id", "case_id", "task"}
-        if unknown:
-            hint = " (tool domains take tasks, not patient cases)" if "case" in unknown else ""
-            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; use 'task_id' or 'task'{hint}")
-        if "task" in options:
-            task = options["task"]
-            task = Task.model_validate(task) if isinstance(task, dict) else task
-            if not isinstance(task, Task):
-                raise TypeError(f"options['task'] must be a Task or a dict, got {type(task).__name__}")
-            return task
-        task_id = options.get("task_id", options.get("case_id"))
-        if task_id is not None:
-            try:
-                return self._tasks_by_id[task_id]
-            except KeyError:
-                raise ValueError(f"unknown task_id {task_id!r}; {id_hint(list(self._tasks_by_id), 'task')}") from None
+        if options:  # (a reset without options draws a task)
+            unknown = set(options) - {"task_id", "case_id", "task"}
+            if unknown:
+                hint = " (tool domains take tasks, not patient cases)" if "case" in unknown else ""
+                raise ValueError(f"unknown reset option(s) {sorted(unknown)}; use 'task_id' or 'task'{hint}")
+            if "task" in options:
+                task = options["task"]
+                task = Task.model_validate(task) if isinstance(task, dict) else task
+                if not isinstance(task, Task):
+                    raise TypeError(f"options['task'] must be a Task or a dict, got {type(task).__name__}")
+                return task
+            task_id = options.get("task_id", options.get("case_id"))
+            if task_id is not None:
+                try:
+                    return self._tasks_by_id[task_id]
+                except KeyError:
+                    raise ValueError(f"unknown task_id {task_id!r}; {id_hint(list(self._tasks_by_id), 'task')}") \
+                        from None
         return self.tasks[int(self.np_random.integers(len(self.tasks)))]
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:  # type: ignore[override]
@@ -330,7 +332,9 @@ class ToolDomainEnv(ClinicalEnv):
         the name-clash check runs once per set of domain tool names, and a domain tool is bound to the episode's
         toolkit only when the agent calls it (``Toolkit.with_bound``)."""
         lazy = "_bound_tools" not in domain_tools.__dict__ and type(domain_tools).tools is Toolkit.tools
-        names = tuple(type(domain_tools)._tool_attributes if lazy else domain_tools.tools)
+        # a class's tool names are its own (checked once per class, not a tuple of 25 names made and hashed per
+        # reset); a toolkit already bound or with its own view, by its names
+        names = type(domain_tools) if lazy else tuple(domain_tools.tools)
         if names not in self._checked_names:
             merged = Toolkit.merge(domain_tools, *self._shared)  # raises ToolNameClashError
             self._checked_names.add(names)
