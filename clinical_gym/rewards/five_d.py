@@ -209,8 +209,10 @@ class FiveDReward:
         cfg = self.config
         weights = cfg.weights
         present = {d: s for d, s in scores.items() if s is not None}
-        scale = 1.0 / sum(weights[d] for d in present) if cfg.renormalise else 1.0
+        scale = 1.0 / sum(map(weights.__getitem__, present)) if cfg.renormalise else 1.0
         components = {d: weights[d] * scale * s for d, s in present.items()}
+        if not violations:  # (the usual episode: no penalty, no cap)
+            return components
         total = sum(components.values())
         severities = [v.severity for v in violations]
         severe = severities.count(4)

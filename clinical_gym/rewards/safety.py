@@ -1034,4 +1034,6 @@ def _applicable(met: frozenset[str]) -> tuple[tuple[ViolationPattern, bool], ...
 
 def safety_score(violations: list[Violation], penalties: Mapping[int, float]) -> float:
     """1 minus the penalty of each violated pattern by severity, floored at 0."""
+    if not violations:
+        return 1.0
     return max(0.0, 1.0 - sum(penalties[v.severity] for v in violations))
