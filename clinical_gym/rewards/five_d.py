@@ -271,10 +271,10 @@ def score_process(record: EpisodeRecord, cfg: FiveDConfig, rubric: float | None 
             targets.add(name)
         if not scored:
             continue
-        pattern = action.pattern
         hit = None
-        calls = by_name.get(pattern.name)  # successful calls of the tool, in order (usually none)
+        calls = by_name.get(name)  # successful calls of the tool (the pattern's name), in order (usually none)
         if calls is not None:
+            pattern = action.pattern
             for c in calls:
                 if c.kind is not _SUBMIT and c.index not in used and pattern.matches(c.name, c.arguments):
                     hit = c.index
