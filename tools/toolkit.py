@@ -188,7 +188,7 @@ class Toolkit:
         """Run one call (a ``ParsedCall``, or raw agent output to parse first) and report what happened."""
         if type(call) is not ParsedCall and not isinstance(call, ParsedCall):  # (the ABC check only for others)
             call = parse_tool_call(call)
-        if not call.ok:
+        if call.error is not None:  # (not call.ok: the property's frame, every call)
             return _failure(call, "invalid_call", call.error or "invalid call")
         bound = self.tools.get(call.name)
         if bound is None:

@@ -11,8 +11,8 @@ mmol/L), ``egfr`` (mL/min/1.73 m²), ``qtc`` (ms), ``creatinine`` (µmol/L), ``t
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property, lru_cache
-from typing import Any, Literal, NamedTuple, TypeVar, get_args
+from functools import lru_cache
+from typing import Any, Generic, Literal, NamedTuple, TypeVar, get_args, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,15 +29,42 @@ T = TypeVar("T")
 _READ, _THINK, _SUBMIT = ToolKind.READ, ToolKind.THINK, ToolKind.SUBMIT
 
 
+class derived(Generic[T]):
+    """``functools.cached_property`` for the records here: the value made on first read and kept in the record's
+    ``__dict__``, without the lock Python 3.11's takes on every first read (~0.3 us; a final step makes three or
+    four, one record each). Records are built by one thread; two reading a new one at once may both make the
+    value, the same value."""
+
+    def __init__(self, func: Callable[[Any], T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> derived[T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, instance: object, owner: type | None = None) -> T | derived[T]:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.func(instance)
+        return value
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class _Derived(_Frozen):
-    """A frozen record that remembers values derived from its fields (``cached_property``): a copy with fields
-    changed (``model_copy(update=...)``) forgets them."""
+    """A frozen record that remembers values derived from its fields (``derived``): a copy with fields changed
+    (``model_copy(update=...)``) forgets them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(cached_property,))
+    model_config = ConfigDict(extra="forbid", frozen=True, ignored_types=(derived,))
 
     def model_copy(self, *, update: Any = None, deep: bool = False) -> Any:
         copied = super().model_copy(update=update, deep=deep)
@@ -140,7 +167,7 @@ class SubmittedAnswer(_Derived):
     reasoning: str = ""
     call_index: int
 
-    @cached_property
+    @derived
     def text(self) -> str:
         """The answer and its reasoning, one text (what the answer-reading rules read)."""
         return f"{self.answer}\n{self.reasoning}".strip()
@@ -185,19 +212,19 @@ class EpisodeRecord(_Derived):
     can_document: bool = False
     final_db: BaseModel | None = None
 
-    @cached_property
+    @derived
     def observed_text(self) -> str:
         """The normalised text of everything successful calls showed the agent."""
         return normalize(" ".join(c.content for c in self.call_summary.successful))
 
-    @cached_property
+    @derived
     def decision_text(self) -> str:
         """The agent's stated conclusions: the answer and reasoning, diagnoses recorded, notes, escalation reasons."""
         acts = (*self.actions.diagnoses, *self.actions.notes, *self.actions.escalations)
         parts = [self.answer.text if self.answer else "", *(a.text for a in acts)]
         return " ".join(p for p in parts if p)
 
-    @cached_property
+    @derived
     def call_summary(self) -> CallSummary:
         """The calls read once for every grader (safety, process, coherence, assertion rules): the successful ones,
         by kind and by tool, the first review of each category, and what process scoring counts."""
