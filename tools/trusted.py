@@ -1,10 +1,12 @@
 """Building pydantic records from values the library has just computed, without validating them again.
 
 Measured with pydantic 2.14 (one core): validation is not what a flat record costs. ``ParsedCall``, ``ToolResult``
-and ``CallRecord`` validate in 1.5 to 2.9 us, and building them by hand in Python takes as long (``model_construct``
-is slower, 3.4 to 4.7 us). What validation adds is copying containers field by field: ``EpisodeRecord`` (its
-``tool_kinds`` dict of every tool, the call list) takes 6.5 us and ``FiveDResult`` (component and score dicts, the
-verdict lists) 10 us to validate; built here from values already of their types, 2 to 3 us each.
+and ``CallRecord`` validate in 1.4 to 2.9 us, and built here they take 0.2 to 0.5 us less in a tight loop
+(``model_construct`` is slower, 3.4 to 4.7 us); in a tool step, where each runs once between other code, the
+difference is larger, so all three are built here on the hot path. What validation adds is copying containers
+field by field: ``EpisodeRecord`` (its ``tool_kinds`` dict of every tool, the call list) takes 6.5 us and
+``FiveDResult`` (component and score dicts, the verdict lists) 10 us to validate; built here from values already of
+their types, 2 to 3 us each.
 
 ``trusted(cls, **values)`` makes the instance validation would: the same field values in the same order
 (``model_dump``, ``==``, ``repr`` agree), defaults filled in as pydantic fills them (mutable defaults copied), the
