@@ -26,7 +26,7 @@ def record(agent: str, episode: int, correct: bool) -> EpisodeRecord:
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--envs", "Triage-v1"], "the smoke preset has no Triage-v1; it has ClinicalInquiry-v1, MedicalQA-v1"),
+    (["--envs", "Triage-v1"], "the smoke preset has no Triage-v1; it has ClinicalInquiry-v1"),
     (["--algorithms", "dpo"], "unknown algorithm dpo; choose from grpo, ppo, ttopd"),
     (["--seeds", ","], "give at least one seed"),
     (["--threads", "0"], "--threads must be at least 1, got 0"),
