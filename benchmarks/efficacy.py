@@ -28,7 +28,8 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -79,16 +80,17 @@ def run_efficacy(preset: Preset, out: Path, *, envs: Sequence[str] | None = None
                  command: str = "", jobs: int | None = None) -> list[dict[str, Any]]:
     """Run (or resume) the preset into ``out``; returns the rows of ``efficacy.json``.
 
-    ``jobs`` (default: the preset's) processes run the environments' cold starts side by side, then every RL run
-    (environment x algorithm x seed) with its evaluation, each process with its share of the cores; one job runs
-    everything in this process, in order. The rows come out in the same order either way."""
+    The units of work: per environment the base model's evaluation and the warm start (expert data, SFT); once the
+    SFT model exists, every RL run (algorithm x seed, with its evaluation) and the SFT model's evaluation. ``jobs``
+    (default: the preset's) processes run them side by side as they become ready, each with its share of the cores;
+    one job runs them all in this process, in order. The rows come out in the same order either way."""
     check_choice(preset, envs, algorithms, seeds)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     chosen = [e for e in preset.envs if envs is None or e.env_id in envs]
     seeds = list(preset.seeds if seeds is None else seeds)
     runs = [(env, a, seed) for env in chosen for a in algorithms if a in env.algorithms for seed in seeds]
-    jobs = plan_jobs(preset.jobs if jobs is None else jobs, max(len(chosen), len(runs)))
+    jobs = plan_jobs(preset.jobs if jobs is None else jobs, max(2 * len(chosen), len(runs) + len(chosen)))
     threads = threads_per_job(jobs, preset.torch_threads)
     watch = Stopwatch()
     settings = {"preset": preset.settings(), "algorithms": list(algorithms), "seeds": seeds, "command": command,
@@ -104,27 +106,44 @@ def run_efficacy(preset: Preset, out: Path, *, envs: Sequence[str] | None = None
 
     with Workers(jobs, threads) as workers:
         base = watch.run("base model", lambda: stages.base_model(out, preset))
-        starts = {workers.submit(stages.cold_start, preset, env, out / env.env_id, base): (k, env)
-                  for k, env in enumerate(chosen)}
-        trained = {}
-        for future in workers.completed(starts):
-            k, env = starts[future]
-            start: stages.ColdStart = future.result()
-            watch.stages.update(start.timings)
-            publish((k, -1, 0), paired_result(env.env_id, "sft", None, start.base_records, start.sft_records,
-                                              stage="base -> sft"))
-            for env_, algorithm, seed in runs:
-                if env_ is env:
-                    future = workers.submit(stages.rl_run, preset, env, out / env.env_id, algorithm, seed, start.sft)
-                    trained[future] = (k, env, algorithm, seed, start.sft_records)
-        for future in workers.completed(trained):
-            k, env, algorithm, seed, start_records = trained[future]
-            done: stages.RLRun = future.result()
+        plan = Schedule(workers)
+        for k, env in enumerate(chosen):
+            folder = out / env.env_id
+            plan.submit(("base", k), stages.evaluation, preset, env, folder, "base", base, False)
+            plan.submit(("warm", k), stages.warm_start, preset, env, folder, base)
+        evaluated: dict[tuple, list] = {}
+        waiting: list[tuple[tuple, stages.RLRun]] = []
+        for key, done in plan.results():
             watch.stages.update(done.timings)
-            folders[env.env_id][done.label] = done.folder
-            publish((k, ALGORITHMS.index(algorithm), seed),
-                    paired_result(env.env_id, algorithm, seed, start_records, done.records, stage="sft -> rl",
-                                  train_wall_s=done.train_s))
+            kind, k = key[0], key[1]
+            env = chosen[k]
+            if kind == "warm":
+                order = [a for a in ALGORITHMS if a in algorithms and a in env.algorithms]
+                if workers.jobs == 1:  # in this process: the SFT model's evaluation, then the runs, in order
+                    plan.submit(("sft", k), stages.evaluation, preset, env, out / env.env_id, "sft", str(done.sft))
+                else:  # the runs first, the longest first, then the short evaluation fills a job's gap
+                    order.sort(key=RUN_ORDER.index)
+                for algorithm in order:
+                    for seed in seeds:
+                        plan.submit(("rl", k, algorithm, seed), stages.rl_run, preset, env, out / env.env_id,
+                                    algorithm, seed, done.sft)
+                if workers.jobs > 1:
+                    plan.submit(("sft", k), stages.evaluation, preset, env, out / env.env_id, "sft", str(done.sft))
+                continue
+            if kind in ("base", "sft"):
+                evaluated[(kind, k)] = done.records
+                if ("base", k) in evaluated and ("sft", k) in evaluated:
+                    publish((k, -1, 0), paired_result(env.env_id, "sft", None, evaluated[("base", k)],
+                                                      evaluated[("sft", k)], stage="base -> sft"))
+            else:
+                folders[env.env_id][done.label] = done.folder
+                waiting.append((key, done))
+            for run_key, run in [w for w in waiting if ("sft", w[0][1]) in evaluated]:
+                waiting.remove((run_key, run))
+                _, k_run, algorithm, seed = run_key
+                publish((k_run, ALGORITHMS.index(algorithm), seed),
+                        paired_result(chosen[k_run].env_id, algorithm, seed, evaluated[("sft", k_run)], run.records,
+                                      stage="sft -> rl", train_wall_s=run.train_s))
     curves = {name: str(figure.relative_to(out)) for name, figure in
               ((env.env_id, report_env(EnvRun(env, out / env.env_id), folders[env.env_id])) for env in chosen)
               if figure is not None}
@@ -134,6 +153,29 @@ def run_efficacy(preset: Preset, out: Path, *, envs: Sequence[str] | None = None
     write_results(out, rows, settings)
     write_report(out, rows, settings, curves)
     return rows
+
+
+# the order RL runs are started in: the longest first (TT-OPD adds teacher passes to GRPO's step)
+RUN_ORDER = ("ttopd", "ppo", "grpo")
+
+
+class Schedule:
+    """Units of work keyed by name: ``submit`` queues one on the workers, ``results`` yields ``(key, result)`` as
+    they finish (one job: in the order submitted), including units submitted while iterating."""
+
+    def __init__(self, workers: Workers) -> None:
+        self.workers = workers
+        self.pending: dict[Future, tuple] = {}
+
+    def submit(self, key: tuple, fn: Any, *args: Any) -> None:
+        self.pending[self.workers.submit(fn, *args)] = key
+
+    def results(self) -> Iterator[tuple[tuple, Any]]:
+        while self.pending:
+            wait(self.pending, return_when=FIRST_COMPLETED)
+            for future in [f for f in self.pending if f.done()]:
+                key = self.pending.pop(future)
+                yield key, future.result()
 
 
 def report_env(run: EnvRun, runs: dict[str, Path]) -> Path | None:

@@ -137,7 +137,8 @@ def test_two_jobs_run_every_stage_and_a_rerun_resumes_them_in_order(tmp_path):
     saved = json.loads((out / "efficacy.json").read_text())
     assert saved["results"] == rows and saved["settings"]["jobs"] == 2
     timings = saved["settings"]["timings"]
-    assert {"ClinicalInquiry-v1: train grpo-seed0", "ClinicalInquiry-v1: evaluate ppo-seed0"} <= set(timings)
+    assert {"ClinicalInquiry-v1: evaluate base", "ClinicalInquiry-v1: SFT", "ClinicalInquiry-v1: evaluate sft",
+            "ClinicalInquiry-v1: train grpo-seed0", "ClinicalInquiry-v1: evaluate ppo-seed0"} <= set(timings)
     folder = out / "ClinicalInquiry-v1"
     counts = collections.Counter(r.agent for r in stages.read_records(folder / stages.EVAL_DIR))
     assert counts == {"base": 4, "sft": 4, "grpo-seed0": 4, "ppo-seed0": 4}

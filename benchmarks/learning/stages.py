@@ -8,9 +8,9 @@
 5. ``evaluate``: an agent on the held-out episodes through the benchmark runner's ``play_chunk``, greedy, the same
    episodes (case and reset seed) for every agent, so that every stage can be paired with every other.
 
-``cold_start`` (stages 2-3 and the base and SFT evaluations of one environment) and ``rl_run`` (stage 4 and its
-evaluation, one algorithm and seed) are the units ``benchmarks/efficacy.py`` runs, in parallel processes when it
-has several jobs: each takes and returns only picklable values.
+``evaluation`` (stage 5 of one model), ``warm_start`` (stages 2-3 of one environment) and ``rl_run`` (stage 4 and
+its evaluation, one algorithm and seed) are the units ``benchmarks/efficacy.py`` schedules, in parallel processes
+when it has several jobs: each takes and returns only picklable values.
 """
 
 from __future__ import annotations
@@ -265,11 +265,17 @@ def evaluate(run: EnvRun, preset: Preset, label: str, path: str, checkpoint: boo
 
 # -- the units of work an efficacy run schedules ---------------------------------------------------------------------
 @dataclass
-class ColdStart:
-    """What ``cold_start`` returns: the base and SFT models' held-out records, the SFT folder, the stage times."""
+class Evaluated:
+    """What ``evaluation`` returns: the model's held-out records and the stage's times."""
 
-    base_records: list[EpisodeRecord]
-    sft_records: list[EpisodeRecord]
+    records: list[EpisodeRecord]
+    timings: dict[str, dict[str, float]]
+
+
+@dataclass
+class WarmStart:
+    """What ``warm_start`` returns: the SFT folder and the stage times."""
+
     sft: Path
     timings: dict[str, dict[str, float]]
 
@@ -286,14 +292,20 @@ class RLRun:
     train_s: float
 
 
-def cold_start(preset: Preset, env: EnvSettings, folder: Path, base: str) -> ColdStart:
-    """One environment up to its SFT start: the base model evaluated, the expert data, SFT, the SFT model evaluated."""
+def evaluation(preset: Preset, env: EnvSettings, folder: Path, label: str, path: str,
+               checkpoint: bool = True) -> Evaluated:
+    """``evaluate`` as a unit of work: the model at ``path`` on the held-out episodes, timed."""
+    run, watch = EnvRun(env, folder), Stopwatch()
+    records = watch.run(f"{env.env_id}: evaluate {label}", lambda: evaluate(run, preset, label, path, checkpoint))
+    return Evaluated(records, watch.stages)
+
+
+def warm_start(preset: Preset, env: EnvSettings, folder: Path, base: str) -> WarmStart:
+    """One environment's SFT model: the expert data, then SFT on it."""
     run, watch, name = EnvRun(env, folder), Stopwatch(), env.env_id
-    base_records = watch.run(f"{name}: evaluate base", lambda: evaluate(run, preset, "base", base, checkpoint=False))
     data = watch.run(f"{name}: expert data", lambda: expert_data(run))
     sft_folder = watch.run(f"{name}: SFT", lambda: sft(run, preset, base, data))
-    start = watch.run(f"{name}: evaluate sft", lambda: evaluate(run, preset, "sft", str(sft_folder)))
-    return ColdStart(base_records, start, sft_folder, watch.stages)
+    return WarmStart(sft_folder, watch.stages)
 
 
 def rl_run(preset: Preset, env: EnvSettings, folder: Path, algorithm: str, seed: int, sft_folder: Path) -> RLRun:
