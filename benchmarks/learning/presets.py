@@ -6,8 +6,8 @@ own default, so a preset compares the algorithms as they ship. ``seeds`` are the
 once per seed from the same SFT model and is evaluated on the same held-out episodes).
 
 * ``smoke``: SmolLM2-135M on 2 CPU cores, under 10 minutes with two jobs: ClinicalInquiry on four distinctive
-  conditions, one turn, all three algorithms. No tool domain: MedicalQA's half took 40% of the smoke's CPU time and
-  cannot show learning at this size (trainers/README.md); it is in the cpu and gpu presets.
+  conditions, one turn, all three algorithms. No tool domain: MedicalQA's half cannot show learning at this size and its
+  cold start alone cost more CPU than ClinicalInquiry's (trainers/README.md); it is in the cpu and gpu presets.
 * ``cpu``: the smoke preset's ClinicalInquiry with four times the RL (12 steps of 2 patients x 8), enough to
   correct a diagnosis the cold start confuses (measured: GRPO took the shingles patients it called strep throat
   from 9 to 20 of 23), MedicalQA with more data and steps, three seeds (about an hour on 2 cores).
