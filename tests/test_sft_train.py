@@ -161,6 +161,33 @@ def test_sft_recomputes_activations_by_default_and_trains_the_same_weights(exper
     assert first.keys() == second.keys() and all(first[k].equal(second[k]) for k in first)
 
 
+def test_sft_on_the_cpu_runs_trl_s_fused_kernel_in_small_token_tiles_and_puts_the_setting_back(
+        expert, tiny_model, tmp_path, monkeypatch):
+    """TRL's fused log-probability kernel works 4,096 positions at a time in float32 tiles of 512 MB; SFT on the CPU
+    uses 512-position tiles while it trains (the same per-position results) and leaves TRL's setting as it was."""
+    import trl
+    from trl.kernels import chunked_logprob
+
+    from clinical_gym.trainers.sft.train import CPU_TOKEN_TILE, token_tile
+
+    seen, train = [], trl.SFTTrainer.train
+
+    def recorded(self, *args, **kwargs):
+        seen.append(chunked_logprob.TOKEN_CHUNK_SIZE)
+        return train(self, *args, **kwargs)
+
+    monkeypatch.setattr(trl.SFTTrainer, "train", recorded)
+    before = chunked_logprob.TOKEN_CHUNK_SIZE
+    main(settings(expert, tiny_model, tmp_path / "run", total_steps=1))
+    assert seen == [CPU_TOKEN_TILE] and chunked_logprob.TOKEN_CHUNK_SIZE == before == 4096
+    with pytest.raises(RuntimeError, match="stop"), token_tile(64):
+        assert chunked_logprob.TOKEN_CHUNK_SIZE == 64
+        raise RuntimeError("stop")
+    assert chunked_logprob.TOKEN_CHUNK_SIZE == before
+    with token_tile(None):
+        assert chunked_logprob.TOKEN_CHUNK_SIZE == before
+
+
 def test_train_sft_from_the_command_line(expert, tiny_model, tmp_path, monkeypatch):
     monkeypatch.setattr(clinical_gym.cli, "COMMAND_MODULES", ("data", "train"))
     run = tmp_path / "cli"

@@ -12,11 +12,12 @@ Method, layout and deviations: trainers/sft/README.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -147,6 +148,34 @@ def save_model_folder(model: Any, tokenizer: Any, folder: Path) -> Path:
     return folder
 
 
+# TRL's fused log-probability kernel (trl.kernels.chunked_logprob) projects TOKEN_CHUNK_SIZE = 4,096 positions at a
+# time onto a 32,768-entry slice of the vocabulary in float32, 512 MB a tile with several alive at once, for every
+# position (it skips unlabelled ones only with Triton). Each position's row is computed on its own, so a smaller tile
+# gives the same log-probabilities; on the CPU SFT uses 512: SmolLM2 LoRA SFT on MedicalQA expert conversations at
+# 1,024 tokens (micro-batch 4, activations recomputed) peaked at 3.55 GB with it and passed 6 GB without (issue 21's
+# efficacy worker was OOM-killed at 12 GB before activations were recomputed; measured with an ad hoc script).
+CPU_TOKEN_TILE = 512
+
+
+@contextlib.contextmanager
+def token_tile(size: int | None) -> Iterator[None]:
+    """TRL's fused kernel works ``size`` positions at a time inside the block (None, or no such kernel in the
+    installed TRL: unchanged); the setting is TRL's module-wide, so it is put back on the way out."""
+    try:
+        from trl.kernels import chunked_logprob
+    except ImportError:  # pragma: no cover - TRL releases without the fused kernel
+        chunked_logprob = None
+    if size is None or chunked_logprob is None or not hasattr(chunked_logprob, "TOKEN_CHUNK_SIZE"):
+        yield
+        return
+    before = chunked_logprob.TOKEN_CHUNK_SIZE
+    chunked_logprob.TOKEN_CHUNK_SIZE = min(before, size)
+    try:
+        yield
+    finally:
+        chunked_logprob.TOKEN_CHUNK_SIZE = before
+
+
 def main(cfg: SFTRunConfig, *, model: Any | None = None, tokenizer: Any | None = None) -> dict[str, float]:
     """Fine-tune on ``cfg.dataset`` and return the last step's metrics; the merged model is written to
     ``<output_dir>/model``. ``model`` and ``tokenizer`` replace loading ``cfg.model`` (a model without a LoRA
@@ -183,7 +212,9 @@ def main(cfg: SFTRunConfig, *, model: Any | None = None, tokenizer: Any | None =
     resume_from = latest_trainer_checkpoint(cfg.output_dir) if cfg.resume else None
     if resume_from is not None:
         print(f"resuming from {resume_from}", flush=True)
-    trainer.train(resume_from_checkpoint=resume_from)
+    on_cpu = next(trainer.model.parameters()).device.type == "cpu"
+    with token_tile(CPU_TOKEN_TILE if on_cpu else None):
+        trainer.train(resume_from_checkpoint=resume_from)
     if trainer.is_world_process_zero():
         save_model_folder(trainer.model, tokenizer, Path(cfg.output_dir) / MODEL_DIR)
     return metrics.last
