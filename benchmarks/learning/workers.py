@@ -1,17 +1,18 @@
 """Where an efficacy run's units of work run: inline, or in a pool of spawned processes with their share of the cores.
 
-The stages of a small model on a CPU gain little from a second torch thread (SmolLM2 on 2 cores: the smoke preset's
-GRPO run and evaluations took about as long with one thread as with two), so two one-thread processes, each with
-its own RL run, do nearly twice the work of one two-thread process. ``Workers(1, ...)`` runs each unit at once in
-this process, which keeps a one-job run (and its tracebacks) exactly what it was before.
+Independent units (an evaluation beside an SFT run, RL runs of different algorithms) can run side by side. What it
+buys depends on the machine: on the project's 2-core VM two one-thread processes ran SmolLM2 GRPO steps in about
+45 s each where one two-thread process took about 24 s (trainers/README.md, smoke preset time), about the same
+throughput. ``Workers(1, ...)`` runs each unit at once in this process, which keeps a one-job run (and its
+tracebacks) exactly what it was before.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any
 
 
@@ -60,10 +61,6 @@ class Workers:
         except Exception as error:  # noqa: BLE001 - handed to the caller through the future, as a pool would
             future.set_exception(error)
         return future
-
-    def completed(self, futures: Iterable[Future]) -> Iterator[Future]:
-        """The futures as they finish (one job: in the order submitted, all already finished)."""
-        return iter(list(futures)) if self._pool is None else as_completed(futures)
 
     def __enter__(self) -> Workers:
         return self
