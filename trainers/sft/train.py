@@ -22,6 +22,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from clinical_gym.llm.gguf_cache import drop_gguf_quantizer
 from clinical_gym.trainers.common import runtime
 from clinical_gym.trainers.common.config_cli import add_config_arguments, config_from_args
 from clinical_gym.trainers.common.metrics_log import MetricsLog, trackers_for
@@ -60,18 +61,8 @@ def check_sft_run(cfg: SFTRunConfig) -> None:
     check_data(cfg)
 
 
-def plain_weights(model: Any) -> Any:
-    """A model loaded from a GGUF file holds dequantised float weights but still carries the GGUF quantizer, which
-    makes transformers' Trainer refuse to train it and ``save_pretrained`` fail; drop it. Other quantizations
-    (bitsandbytes, ...) are kept."""
-    quantizer = getattr(model, "hf_quantizer", None)
-    method = getattr(getattr(quantizer, "quantization_config", None), "quant_method", None)
-    if quantizer is not None and str(getattr(method, "value", method)) == "gguf":
-        quantizer.remove_quantization_config(model)
-        for module in model.modules():
-            if hasattr(module, "config") and getattr(module.config, "_is_quantized", False):
-                module.config._is_quantized = False
-    return model
+# the GGUF quantizer markers dropped from a model loaded from a GGUF file (its weights are plain floats already)
+plain_weights = drop_gguf_quantizer
 
 
 def latest_trainer_checkpoint(output_dir: str | Path) -> str | None:
