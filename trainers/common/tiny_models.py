@@ -55,6 +55,15 @@ def load_smollm2(with_model: bool = True, dtype: str = "float32", plain: bool = 
     return tokenizer, plain_model(model) if plain and model is not None else model
 
 
+def prepare_smollm2() -> str | None:
+    """Convert SmolLM2's GGUF file into the GGUF cache's plain folder now (``make setup`` does, so that the first
+    training or evaluation does not spend a minute on it); the folder, or None without the package."""
+    from clinical_gym.llm import gguf_cache
+
+    folder = smollm2_dir()
+    return None if folder is None else gguf_cache.resolve(folder, SMOLLM2_GGUF)[0]
+
+
 def plain_model(model: Any) -> Any:
     """A model loaded from a GGUF file, as a plain checkpoint of the same weights.
 
