@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                     "the cores shared out; on a machine shared with other work, 1 is "
                                                     "often faster)")
     parser.add_argument("--jobs", type=int, help="processes running cold starts and RL runs side by side (default: "
-                                                 "the preset's; at most the cores)")
+                                                 "the preset's; at most one over the cores)")
     args = parser.parse_args(argv)
     preset = PRESETS[args.preset]
     try:

@@ -98,13 +98,13 @@ def test_every_preset_trains_what_it_evaluates():
             assert env.train_cases > 0 and env.eval_episodes > 0 and env.sft.expert_episodes > 0
 
 
-def test_jobs_are_bounded_by_twice_the_cores_and_the_work_and_share_the_cores():
+def test_jobs_are_bounded_by_the_cores_plus_one_and_the_work_and_share_the_cores():
     from clinical_gym.benchmarks.learning.workers import plan_jobs, threads_per_job
 
     assert plan_jobs(2, units=3, cores=2) == 2
     assert plan_jobs(8, units=3, cores=16) == 3      # never more processes than units that can run at once
     assert plan_jobs(3, units=5, cores=2) == 3       # more one-thread processes than cores: uneven units
-    assert plan_jobs(8, units=9, cores=2) == 4       # but not more than twice the cores
+    assert plan_jobs(8, units=9, cores=2) == 3       # but not more than one over the cores
     assert plan_jobs(2, units=0, cores=2) == 1
     with pytest.raises(ValueError, match="jobs must be at least 1, got 0"):
         plan_jobs(0, units=3)

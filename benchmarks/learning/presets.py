@@ -102,7 +102,8 @@ class Preset:
     generation_engine: str = "transformers"
     torch_threads: int | None = None  # per job; None: the cores shared out among the jobs
     eval_batch_size: int = 32
-    # processes running the cold starts, then the RL runs with their evaluations, side by side (at most the cores)
+    # processes running the cold starts, then the RL runs with their evaluations, side by side (at most one over the
+    # cores: benchmarks/learning/workers.py)
     jobs: int = 1
 
     def settings(self) -> dict[str, Any]:

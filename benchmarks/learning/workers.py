@@ -25,15 +25,17 @@ def set_torch_threads(threads: int | None) -> None:
 
 
 def plan_jobs(requested: int, units: int, cores: int | None = None) -> int:
-    """How many processes to run: no more than asked, than units that can run at once, or than twice the cores.
+    """How many processes to run: no more than asked, than units that can run at once, or than the cores plus one.
 
-    More one-thread processes than cores is allowed because the units are uneven: with three RL runs on two
-    processes the third runs alone at the end while a core idles. Three one-thread SmolLM2 decoders on the 2-core VM
-    each took 0.29 s a decoding step where two took 0.21 s (the same throughput, 10.3 against 9.5 steps a second;
-    ad hoc, 2026-11-28), so the oversubscription costs nothing and removes the idle tail."""
+    One process more than the cores is allowed because the units are uneven: with three RL runs on two processes
+    the third runs alone at the end while a core idles. On the 2-core VM (ad hoc, 2026-11-28) three one-thread
+    SmolLM2 decoders each took 0.29 s a decoding step where two took 0.21 s (the same throughput), and in the smoke
+    preset's 8-minute run the three RL runs took 226-315 s side by side. Four did not pay: four cpu-preset RL runs side by
+    side spent about 100 CPU seconds a GRPO step each, against about 30 for one run alone (memory bandwidth and
+    caches shared four ways), so the cap is one over the cores, not more."""
     if requested < 1:
         raise ValueError(f"jobs must be at least 1, got {requested}")
-    return max(1, min(requested, 2 * (cores or os.cpu_count() or 1), units))
+    return max(1, min(requested, (cores or os.cpu_count() or 1) + 1, units))
 
 
 def threads_per_job(jobs: int, threads: int | None, cores: int | None = None) -> int | None:
