@@ -143,6 +143,14 @@ def test_plain_folders_hub_ids_missing_files_and_a_disabled_cache_are_left_alone
     assert conversions(cache) == 0
 
 
+def test_a_cache_that_cannot_be_written_falls_back_to_the_gguf_file_with_a_warning(cache, tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("CLINICAL_GYM_CACHE", str(blocker))
+    with pytest.warns(UserWarning, match="GGUF cache unusable"):
+        assert gguf_cache.resolve(str(cache), "m.gguf") == (str(cache), "m.gguf")
+
+
 def _resolve_in_child(models: str, cache_dir: str, queue) -> None:
     os.environ["CLINICAL_GYM_CACHE"] = cache_dir
     gguf_cache.convert = fake_convert

@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import shutil
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,13 +63,17 @@ def cached_folder(path: Path) -> Path:
 def resolve(model: str, gguf_file: str | None) -> tuple[str, str | None]:
     """The ``(path, gguf_file)`` to hand to ``from_pretrained``: for a GGUF file that exists on disk, its plain folder
     in the cache (converted now if it is not there yet) and None; anything else unchanged (a plain folder, a hub id,
-    or the cache turned off)."""
+    the cache turned off, or a cache folder that cannot be written, with a warning)."""
     if not gguf_file or not enabled():
         return model, gguf_file
     path = Path(model) / gguf_file
     if not path.is_file():
         return model, gguf_file
-    return str(plain_folder(path)), None
+    try:
+        return str(plain_folder(path)), None
+    except OSError as error:  # a cache that cannot be written (read-only home, full disk): load the file itself
+        warnings.warn(f"GGUF cache unusable ({error}); loading {path} directly", stacklevel=2)
+        return model, gguf_file
 
 
 def plain_folder(path: Path) -> Path:
