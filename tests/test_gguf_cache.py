@@ -202,3 +202,23 @@ def test_every_loader_of_the_package_reads_the_cached_folder(cache, tmp_path, mo
     assert policy.tokenizer.name_or_path == expected
     model, loaded_tokenizer = load_model(TrainerConfig(model=str(cache), gguf_file="m.gguf"))
     assert loaded_tokenizer.name_or_path == expected and model.config.vocab_size == vocabulary
+
+
+@needs_smollm2
+def test_the_efficacy_base_model_is_the_cached_folder_or_with_the_cache_off_a_folder_of_the_run(cache, tmp_path,
+                                                                                               monkeypatch):
+    from clinical_gym.benchmarks.learning import stages
+    from clinical_gym.benchmarks.learning.presets import SMOKE
+
+    def convert_marked(path: Path, folder: Path) -> None:
+        folder.mkdir()
+        (folder / "config.json").write_text(f"converted from {path.name}")
+
+    monkeypatch.setattr(gguf_cache, "convert", convert_marked)
+    source = Path(smollm2_dir()) / SMOLLM2_GGUF
+    assert stages.base_model(tmp_path / "run", SMOKE) == str(gguf_cache.cached_folder(source))
+    monkeypatch.setenv("CLINICAL_GYM_GGUF_CACHE", "off")
+    folder = stages.base_model(tmp_path / "run", SMOKE)
+    assert folder == str(tmp_path / "run" / "base-model")
+    assert (Path(folder) / "config.json").read_text() == f"converted from {SMOLLM2_GGUF}"
+    assert not list((tmp_path / "run").glob(".tmp-*"))

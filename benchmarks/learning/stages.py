@@ -15,6 +15,8 @@ when it has several jobs: each takes and returns only picklable values.
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -120,13 +122,13 @@ def base_model(out: Path, preset: Preset) -> str:
     folder, gguf_file = gguf_cache.resolve(smollm2_dir(), SMOLLM2_GGUF)
     if gguf_file is None:
         return folder
-    folder = Path(out) / "base-model"
-    if not (folder / "config.json").is_file():
-        from clinical_gym.trainers.common.tiny_models import load_smollm2
-        from clinical_gym.trainers.sft.train import plain_weights, save_model_folder
-
-        tokenizer, model = load_smollm2(from_gguf=True)
-        save_model_folder(plain_weights(model), tokenizer, folder)
+    folder = Path(out) / "base-model"  # the cache is off: the same conversion, into the run's folder
+    if not folder.is_dir():  # written aside and renamed, so an interrupted conversion leaves no half folder
+        tmp = folder.with_name(f".tmp-{folder.name}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        gguf_cache.convert(Path(smollm2_dir()) / SMOLLM2_GGUF, tmp)
+        os.replace(tmp, folder)
     return str(folder)
 
 
