@@ -113,6 +113,23 @@ def test_a_micro_batch_without_generated_tokens_still_updates():
     assert any(not torch.equal(before[k], v) for k, v in model.state_dict().items())
 
 
+def test_an_update_frees_its_gradients():
+    """After the optimizer step no parameter keeps a gradient: held until the next step's update, a full fine-tuning
+    run carried a float32 copy of every weight through the rollout and the logprob passes (issue 23's memory)."""
+    tokenizer = tiny_tokenizer()
+    model = tiny_llama(tokenizer)
+    cfg = config(micro_batch_size=2, num_minibatches=2, beta=0.0, ref_kl_monitor=False)
+    trajectories = [trajectory([10 + i] * (i + 1), float(i % 2), group=i // 2) for i in range(4)]
+    batch = pack(trajectories, [1.0, -1.0, 0.5, -0.5], pad_token_id=0)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda _: 1.0)
+    before = copy.deepcopy(model.state_dict())
+    stats = update(model, batch, cfg, Accelerator(cpu=True), optimizer, scheduler, torch.Generator().manual_seed(0))
+    assert stats["losses/grad_norm"] > 0
+    assert any(not torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert all(p.grad is None for p in model.parameters())
+
+
 def test_env_tokens_are_masked_out_of_the_loss():
     batch = pack([trajectory([20, 21, 2], 1.0, group=0)], [1.0], pad_token_id=0)
     # opening 4 tokens (mask 0), 3 generated (1), 1 env token (0); column t describes token t + 1

@@ -52,3 +52,20 @@ def test_on_collect_hooks_see_every_batch(trainer, tmp_path):
     assert sum(len(b) for b in batches) >= 2 * cfg.group_size * cfg.groups_per_step
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2]
+
+
+@pytest.mark.parametrize("trainer", [grpo, ppo, ttopd], ids=lambda t: t.__name__)
+def test_no_gradient_outlives_its_update(trainer, tmp_path):
+    """Each step's rollouts (seen by an ``on_collect`` hook) run with no gradient left from the previous update:
+    kept, a full fine-tuning run would carry a float32 copy of every weight through the rollout and the
+    no-gradient passes (issue 23's memory)."""
+    config, main, extra = trainer()
+    tokenizer = tiny_tokenizer()
+    model = tiny_llama(tokenizer)
+    held: list[bool] = []
+    cfg = config(**SETTINGS, **extra, output_dir=str(tmp_path / "run"))
+    main(cfg, env_factory=QuizEnv, model=model, tokenizer=tokenizer,
+         on_collect=[lambda _: held.append(any(p.grad is not None for p in model.parameters()))])
+    assert len(held) >= 2  # the second step's rollouts come after the first update
+    assert not any(held)
+

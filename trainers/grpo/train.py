@@ -199,6 +199,9 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
             grad_norms.append(float(accelerator.clip_grad_norm_(model.parameters(), norm_cap)))
             optimizer.step()
             scheduler.step()
+            # free the gradients now rather than at the next minibatch: held until the next step, a full fine-tuning
+            # run kept a whole float32 copy of the weights through the rollout and the no-gradient passes
+            optimizer.zero_grad(set_to_none=True)
     tokens = max(sums["tokens"], 1.0)
     return {"losses/policy_loss": sums["loss"] / (cfg.num_iterations * cfg.num_minibatches),
             "losses/kl_ref": sums["kl"] / tokens if batch.ref_logprobs is not None else float("nan"),

@@ -206,6 +206,9 @@ def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimi
             grad_norms.append(float(accelerator.clip_grad_norm_(model.parameters(), norm_cap)))
             optimizer.step()
             scheduler.step()
+            # free the gradients now rather than at the next minibatch: held until the next step, a full fine-tuning
+            # run kept a whole float32 copy of the weights through the rollout and the no-gradient passes
+            optimizer.zero_grad(set_to_none=True)
     tokens = max(sums["tokens"], 1.0)
     updates = cfg.num_epochs * cfg.num_minibatches
     return {"losses/loss": sums["loss"] / updates,
