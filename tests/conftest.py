@@ -29,8 +29,8 @@ def pytest_configure(config):
 # or more). Under --dist loadfile a worker runs a whole file, and xdist hands out the files with the most tests
 # first, so the one-test files of minutes went last and the suite ended on one worker still training SmolLM2 while
 # the other sat idle: 1,210 s of tests took 710 s (~60 s of it one worker alone). Longest first, then every other
-# file in xdist's order: 1,307 s of tests in 704 s, and 1,641 s in 889 s on a slower hour (~45 s of pytest start-up
-# and collection in each), the workers finishing within seconds of each other.
+# file in xdist's order: 1,307 s of tests in 704 s, 1,509 s in 835 s and 1,641 s in 889 s on slower hours (the same
+# code: this machine's speed varies), ~45-60 s of each pytest start-up and collection, the rest nearly all both busy.
 LONGEST_FILES = {
     "test_clinical_learning.py": 302, "test_sft_format_errors.py": 146, "test_ppo_smollm2.py": 70,
     "test_task_generators.py": 49, "test_ttopd_smollm2.py": 45, "test_fsdp_training.py": 44,
