@@ -154,3 +154,29 @@ def test_two_jobs_run_every_stage_and_a_rerun_resumes_them_in_order(tmp_path):
     assert again == rows
     retimed = json.loads((out / "efficacy.json").read_text())["settings"]
     assert retimed["jobs"] == 1 and retimed["timings"]["ClinicalInquiry-v1: train ppo-seed0"]["wall_s"] < 1
+
+
+def test_jobs_writing_the_case_set_side_by_side_do_not_take_each_others_file(tmp_path, monkeypatch):
+    """Two efficacy jobs that start together both find ``cases.jsonl`` missing and both write it. Here a second
+    writer finishes its whole write between the first one's temporary file and its rename (the race that failed a
+    two-job run with "No such file or directory: cases.tmp" when both used that one name): both succeed, the file
+    holds the case set once, and no temporary file is left."""
+    import os
+
+    from clinical_gym.benchmarks.learning import setups
+
+    args = (tmp_path, DISTINCTIVE_CONDITIONS[:2], 2, 2, 0)
+    real_replace, raced = os.replace, []
+
+    def replace_after_another_writer(src, dst):
+        if not raced:
+            raced.append(True)
+            setups.write_case_set(*args)  # the other job, start to finish
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace_after_another_writer)  # pathlib's replace calls it too
+    path = setups.write_case_set(*args)
+    assert raced and path == tmp_path / "cases.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 4 and len({json.loads(line)["id"] for line in lines}) == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases.jsonl"]

@@ -13,7 +13,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,7 +46,9 @@ CASES_FILE = "cases.jsonl"
 
 def write_case_set(folder: Path, conditions: Sequence[str] | None, train: int, test: int, seed: int) -> Path:
     """``folder/cases.jsonl``: ``train`` generated patients of the train split and ``test`` of the test split, drawn
-    evenly from ``conditions`` (None: every condition of the disease table). An existing file is kept."""
+    evenly from ``conditions`` (None: every condition of the disease table). An existing file is kept. Jobs that
+    start side by side may all write it: each writes its own temporary file and renames it into place (the same
+    deterministic content), so none finds its temporary file taken by another."""
     path = Path(folder) / CASES_FILE
     if path.is_file():
         return path
@@ -55,9 +59,14 @@ def write_case_set(folder: Path, conditions: Sequence[str] | None, train: int, t
     generator = CaseGenerator([table[c] for c in conditions] if conditions else None)
     cases = generator.cases(train, seed, "train") + generator.cases(test, seed, "test")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(c.model_dump_json() + "\n" for c in cases), encoding="utf-8")
-    tmp.replace(path)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write("".join(c.model_dump_json() + "\n" for c in cases))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 
