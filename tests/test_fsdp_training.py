@@ -28,12 +28,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def failure_report(stdout: str, stderr: str) -> str:
+    """What a failed two-process run printed, each rank's own lines first: the rank that crashed first is often not
+    the last to print (the survivor's collective error and torchrun's summary pushed the root cause out of the
+    tail once)."""
+    lines = stderr.splitlines()
+    ranks = [f"--- rank {r} ---\n" + "\n".join(line for line in lines if line.startswith(f"[rank{r}]"))[-4000:]
+             for r in (0, 1)]
+    return "\n".join(ranks) + "\n--- stdout ---\n" + stdout[-2000:] + "\n--- stderr ---\n" + stderr[-3000:]
+
+
 def test_two_process_sharded_trainers_resume_exactly_and_match_ddp(tmp_path):
     result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr",
                              "127.0.0.1", "--master_port", str(free_port()), "tests/fsdp_grpo_run.py", str(tmp_path)],
                             cwd=ROOT,
                             capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    assert result.returncode == 0, failure_report(result.stdout, result.stderr)
     found = json.loads((tmp_path / "result.json").read_text())
     assert found["layout"] == {"world": 2, "local_embed": [80, 64], "full_embed": [160, 64], "all_dtensors": True}
     for name in ("full_finetune", "lora", "ppo_full_finetune", "ttopd_lora", "ttopd_full_finetune"):
