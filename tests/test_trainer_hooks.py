@@ -42,30 +42,22 @@ def ttopd():
 
 @pytest.mark.parametrize("trainer", [grpo, ppo, ttopd], ids=lambda t: t.__name__)
 def test_on_collect_hooks_see_every_batch(trainer, tmp_path):
+    """Also: each step's rollouts run with no gradient left from the previous update (kept, a full fine-tuning run
+    would carry a float32 copy of every weight through the rollout and the no-gradient passes; issue 23)."""
     config, main, extra = trainer()
     batches: list[list[Trajectory]] = []
     tokenizer = tiny_tokenizer()
+    model = tiny_llama(tokenizer)
+    gradients_held: list[bool] = []
+
+    def note_gradients(_: list[Trajectory]) -> None:
+        gradients_held.append(any(p.grad is not None for p in model.parameters()))
+
     cfg = config(**SETTINGS, **extra, output_dir=str(tmp_path / "run"))
-    main(cfg, env_factory=QuizEnv, model=tiny_llama(tokenizer), tokenizer=tokenizer, on_collect=[batches.append])
+    main(cfg, env_factory=QuizEnv, model=model, tokenizer=tokenizer, on_collect=[batches.append, note_gradients])
     assert len(batches) >= 2  # at least one collect call per step
     assert all(isinstance(t, Trajectory) and t.turns for batch in batches for t in batch)
     assert sum(len(b) for b in batches) >= 2 * cfg.group_size * cfg.groups_per_step
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2]
-
-
-@pytest.mark.parametrize("trainer", [grpo, ppo, ttopd], ids=lambda t: t.__name__)
-def test_no_gradient_outlives_its_update(trainer, tmp_path):
-    """Each step's rollouts (seen by an ``on_collect`` hook) run with no gradient left from the previous update:
-    kept, a full fine-tuning run would carry a float32 copy of every weight through the rollout and the
-    no-gradient passes (issue 23's memory)."""
-    config, main, extra = trainer()
-    tokenizer = tiny_tokenizer()
-    model = tiny_llama(tokenizer)
-    held: list[bool] = []
-    cfg = config(**SETTINGS, **extra, output_dir=str(tmp_path / "run"))
-    main(cfg, env_factory=QuizEnv, model=model, tokenizer=tokenizer,
-         on_collect=[lambda _: held.append(any(p.grad is not None for p in model.parameters()))])
-    assert len(held) >= 2  # the second step's rollouts come after the first update
-    assert not any(held)
-
+    assert len(gradients_held) >= 2 and not any(gradients_held)  # the second step's rollouts follow an update

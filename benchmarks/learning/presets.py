@@ -39,6 +39,9 @@ class SFTSettings:
     micro_batch_size: int = 4
     max_recommendation_words: int | None = 8
     rationale: str = "template"  # ClinicalInquiry replies' reasoning (clinical_gym.trainers.sft.rationale)
+    # recompute activations in the backward pass (gradient checkpointing): less memory for long conversations (a
+    # 1,024-token MedicalQA cold start was OOM-killed without it), the same weights, more time
+    recompute_activations: bool = True
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,6 @@ when it has several jobs: each takes and returns only picklable values.
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -122,14 +120,8 @@ def base_model(out: Path, preset: Preset) -> str:
     folder, gguf_file = gguf_cache.resolve(smollm2_dir(), SMOLLM2_GGUF)
     if gguf_file is None:
         return folder
-    folder = Path(out) / "base-model"  # the cache is off: the same conversion, into the run's folder
-    if not folder.is_dir():  # written aside and renamed, so an interrupted conversion leaves no half folder
-        tmp = folder.with_name(f".tmp-{folder.name}")
-        shutil.rmtree(tmp, ignore_errors=True)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        gguf_cache.convert(Path(smollm2_dir()) / SMOLLM2_GGUF, tmp)
-        os.replace(tmp, folder)
-    return str(folder)
+    # the cache is off (or cannot be written): the same conversion, into the run's folder
+    return str(gguf_cache.converted_into(Path(smollm2_dir()) / SMOLLM2_GGUF, Path(out) / "base-model"))
 
 
 # -- 2. expert data -------------------------------------------------------------------------------------------------
@@ -200,7 +192,8 @@ def sft(run: EnvRun, preset: Preset, base: str, data: Path) -> Path:
                       epochs=settings.epochs, micro_batch_size=settings.micro_batch_size,
                       max_episode_tokens=run.settings.rl.max_episode_tokens, output_dir=str(folder), dtype=preset.dtype,
                       save_every=10_000, report_to="none", seed=DATA_SEED, torch_threads=preset.torch_threads,
-                      progress=False, resume=True))
+                      progress=False, resume=True,
+                      gradient_checkpointing=settings.recompute_activations))
     return folder
 
 

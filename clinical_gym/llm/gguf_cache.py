@@ -77,9 +77,15 @@ def resolve(model: str, gguf_file: str | None) -> tuple[str, str | None]:
 
 
 def plain_folder(path: Path) -> Path:
-    """The cached plain folder of the GGUF file ``path``, converting it once (other processes wait on the lock):
-    written in a temporary folder with the source record last, then renamed into place."""
-    folder = cached_folder(path)
+    """The cached plain folder of the GGUF file ``path``, converting it once (``converted_into``)."""
+    return converted_into(path, cached_folder(path))
+
+
+def converted_into(path: Path, folder: Path) -> Path:
+    """``folder`` as the plain checkpoint of the GGUF file ``path``, converting it unless it is already complete
+    (other processes wait on a lock): written in a temporary folder with the source record last, then renamed into
+    place, so an interrupted conversion never leaves a folder that looks complete."""
+    folder = Path(folder)
     if (folder / SOURCE_FILE).is_file():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)

@@ -161,6 +161,7 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
     sums: dict[str, float] = defaultdict(float)
     grad_norms: list[float] = []
     constant = cfg.loss_constant or cfg.max_episode_tokens
+    optimizer.zero_grad(set_to_none=True)  # every minibatch then starts from no gradient
     for iteration in range(cfg.num_iterations):
         order = torch.randperm(len(batch), generator=generator)
         for minibatch_rows in order.tensor_split(cfg.num_minibatches):
@@ -171,7 +172,6 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
             weights = token_weights(minibatch.loss_mask, cfg.loss_aggregation, constant,
                                     total_tokens=float(accelerator.reduce(minibatch.loss_mask.sum(), "sum")),
                                     total_sequences=sequences)
-            optimizer.zero_grad(set_to_none=True)
             starts = range(0, len(minibatch), cfg.micro_batch_size)
             for start in starts:
                 rows = list(range(start, min(start + cfg.micro_batch_size, len(minibatch))))
@@ -199,8 +199,8 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
             grad_norms.append(float(accelerator.clip_grad_norm_(model.parameters(), norm_cap)))
             optimizer.step()
             scheduler.step()
-            # free the gradients now rather than at the next minibatch: held until the next step, a full fine-tuning
-            # run kept a whole float32 copy of the weights through the rollout and the no-gradient passes
+            # freed at once, not when the next minibatch starts: kept until the next step, a full fine-tuning run
+            # carried a float32 copy of the weights through the rollout and the no-gradient passes
             optimizer.zero_grad(set_to_none=True)
     tokens = max(sums["tokens"], 1.0)
     return {"losses/policy_loss": sums["loss"] / (cfg.num_iterations * cfg.num_minibatches),

@@ -173,6 +173,7 @@ def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimi
     sums: dict[str, float] = defaultdict(float)
     grad_norms: list[float] = []
     constant = cfg.loss_constant or cfg.max_episode_tokens
+    optimizer.zero_grad(set_to_none=True)  # every minibatch then starts from no gradient
     for _epoch in range(cfg.num_epochs):
         order = torch.randperm(len(batch), generator=generator)
         for minibatch_rows in order.tensor_split(cfg.num_minibatches):
@@ -182,7 +183,6 @@ def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimi
                                     total_tokens=float(accelerator.reduce(minibatch.loss_mask.sum(), "sum")),
                                     total_sequences=float(accelerator.reduce(
                                         torch.tensor(float(len(minibatch)), device=accelerator.device), "sum")))
-            optimizer.zero_grad(set_to_none=True)
             starts = range(0, len(minibatch), cfg.micro_batch_size)
             for start in starts:
                 rows = list(range(start, min(start + cfg.micro_batch_size, len(minibatch))))
@@ -206,8 +206,8 @@ def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimi
             grad_norms.append(float(accelerator.clip_grad_norm_(model.parameters(), norm_cap)))
             optimizer.step()
             scheduler.step()
-            # free the gradients now rather than at the next minibatch: held until the next step, a full fine-tuning
-            # run kept a whole float32 copy of the weights through the rollout and the no-gradient passes
+            # freed at once, not when the next minibatch starts: kept until the next step, a full fine-tuning run
+            # carried a float32 copy of the weights through the rollout and the no-gradient passes
             optimizer.zero_grad(set_to_none=True)
     tokens = max(sums["tokens"], 1.0)
     updates = cfg.num_epochs * cfg.num_minibatches
