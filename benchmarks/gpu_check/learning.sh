@@ -1,6 +1,7 @@
 #!/bin/bash
-# On the GPU machine, once setup.sh has reassembled SmolLM2: SmolLM2 reassembled and converted, the efficacy smoke preset on the GPU, and TT-OPD variants (and a
-# second GRPO seed) from its SFT model beside its RL runs. Everything stops at DEADLINE seconds.
+# On the GPU machine, in the call that carries the last part of SmolLM2: setup.sh reassembles it, then it is
+# converted; trainers.sh runs beside the efficacy smoke preset, and TT-OPD variants (and a second GRPO seed) train
+# from the preset's SFT model beside its RL runs. Everything stops at DEADLINE seconds.
 cd "$(dirname "$0")/../.."
 T0=$(date +%s); DEADLINE=${DEADLINE:-370}
 left() { echo $((DEADLINE - ($(date +%s) - T0))); }
