@@ -24,10 +24,10 @@ the first (warm-up) step, wall clock and CPU time (ours: between consecutive col
 step callbacks), peak memory (RSS of the whole process on CPU, allocated CUDA memory on GPU), and per row
 the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, time <= 0.8x TRL's GRPOTrainer).
 
-``--phases`` adds, for our trainers, the peak resident memory of each phase of a step (rollout, old/reference
+``--phases`` adds, for each row (TRL's where its methods mark the same phases), the peak resident memory of each phase of a step (rollout, old/reference
 logprobs, teacher logprobs, the loss forward, the backward pass, the optimizer step, the teacher's EMA, the
 checkpoint), sampled every few milliseconds by a thread (RSS on CPU, allocated CUDA memory on GPU): where the
-peak comes from. The sampling thread is off otherwise, so it does not disturb the timings.
+peak comes from; and the CPU seconds each phase took over all steps: where the time goes. The sampling thread is off otherwise, so it does not disturb the timings.
 """
 
 from __future__ import annotations
@@ -104,6 +104,8 @@ class PhaseMemory:
     def __init__(self, interval: float = 0.002) -> None:
         self.phase = "setup"
         self.peaks: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}  # CPU seconds spent in each phase, every step together
+        self.entered_cpu = time.process_time()
         self.interval = interval
         self.done = threading.Event()
         self.lock = threading.Lock()
@@ -112,7 +114,9 @@ class PhaseMemory:
     def enter(self, phase: str) -> None:
         self.note()
         with self.lock:
-            self.phase = phase
+            now = time.process_time()
+            self.cpu[self.phase] = self.cpu.get(self.phase, 0.0) + now - self.entered_cpu
+            self.phase, self.entered_cpu = phase, now
         self.note()
 
     def note(self) -> None:
@@ -148,6 +152,15 @@ class PhaseMemory:
 
         register_optimizer_step_pre_hook(lambda *_: self.enter("optimizer step"))
         register_optimizer_step_post_hook(lambda *_: self.enter("after the update"))
+        if trainer == "trl":  # TRL's GRPOTrainer: the same phases, where its methods mark them
+            from accelerate import Accelerator
+            from trl import GRPOTrainer
+
+            self.wrap(GRPOTrainer, "_generate", "rollout")
+            self.wrap(GRPOTrainer, "compute_loss", "loss forward", after="backward")
+            self.wrap(Accelerator, "backward", "backward")
+            self.thread.start()
+            return
         if trainer == "ppo":
             from clinical_gym.trainers.common.value_head import PolicyWithValueHead
             from clinical_gym.trainers.ppo import train as ppo
@@ -186,11 +199,12 @@ class PhaseMemory:
             self.wrap(module, "save_checkpoint", "checkpoint")
         self.thread.start()
 
-    def stop(self) -> dict[str, float]:
+    def stop(self) -> tuple[dict[str, float], dict[str, float]]:
+        """The peak memory (MiB) and the CPU seconds of each phase."""
         self.done.set()
         self.thread.join()
-        self.note()
-        return self.peaks
+        self.enter(self.phase)
+        return self.peaks, self.cpu
 
 
 def run_ours(args: argparse.Namespace) -> dict[str, Any]:
@@ -281,7 +295,7 @@ def run_trl(args: argparse.Namespace) -> dict[str, Any]:
 
 def child(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
-    phases = PhaseMemory() if args.phases and args.child != "trl" else None
+    phases = PhaseMemory() if args.phases else None
     if phases is not None:
         phases.install(args.child)
     result = run_trl(args) if args.child == "trl" else run_ours(args)
@@ -290,24 +304,29 @@ def child(args: argparse.Namespace) -> None:
                          f"not {args.gradient_checkpointing} as --gradient-checkpointing asked")
     result["peak_mb"] = peak_memory_mb()
     if phases is not None:
-        result["phases"] = phases.stop()
+        result["phases"], result["phase_cpu"] = phases.stop()
     print(json.dumps(result))
 
 
 def print_phases(results: dict[tuple[str, int], dict], labels: dict[str, str]) -> None:
-    """One line per phase: its peak memory (MiB) in each of our rows, in the order the phases first ran."""
+    """One line per phase: its peak memory (MiB) and CPU seconds in each row, in the order the phases first ran."""
     rows = [(key, r["phases"]) for key, r in results.items() if "phases" in r]
     if not rows:
         return
     order: list[str] = []
     for _, phases in rows:
         order += [p for p in phases if p not in order]
-    heads = [labels[name].removeprefix("clinical-gym ") + (f" r={rank}" if rank else " full")
+    heads = [labels[name].removeprefix("clinical-gym ").removesuffix(" GRPOTrainer") + (f" r={rank}" if rank else " full")
              for (name, rank), _ in rows]
-    print("peak memory (MiB) of each phase of our steps:")
+    print("peak memory (MiB) of each phase of a step:")
     print(f"{'phase':24s} " + " ".join(f"{h:>13s}" for h in heads))
     for phase in order:
         print(f"{phase:24s} " + " ".join(f"{p.get(phase, float('nan')):13.1f}" for _, p in rows))
+    cpu = [results[key].get("phase_cpu", {}) for key, _ in rows]
+    print("CPU seconds of each phase, all steps together (setup: loading and the first step's warm-up included):")
+    print(f"{'phase':24s} " + " ".join(f"{h:>13s}" for h in heads))
+    for phase in order:
+        print(f"{phase:24s} " + " ".join(f"{c.get(phase, float('nan')):13.2f}" for c in cpu))
 
 
 def prepare(folder: str, hidden: int, layers: int, tokenizer_folder: str | None = None) -> None:

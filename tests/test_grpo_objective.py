@@ -100,6 +100,27 @@ def test_an_update_does_not_depend_on_the_micro_batch_size(aggregation):
     assert stats_one["losses/kl_ref"] == pytest.approx(0.0, abs=1e-9)  # policy == reference before the update
 
 
+@pytest.mark.parametrize("needed", [False, True])
+def test_a_lora_reference_runs_only_when_needed(needed):
+    """A LoRA model's reference (its adapters off) costs no memory, so it used to be scored every step even with
+    beta 0 and the monitor off: a forward pass the settings did not ask for (issue 23's trainer time)."""
+    pytest.importorskip("peft")
+    from clinical_gym.trainers.common.config import TrainerConfig
+    from clinical_gym.trainers.common.model import prepare_model
+
+    model = prepare_model(tiny_llama(tiny_tokenizer()), TrainerConfig(model="unused", lora_r=4))
+    passes = []
+    model.register_forward_hook(lambda *_: passes.append(1))
+    reference = Reference(model, needed=needed)
+    assert reference.available is needed
+    trajectories = [trajectory([10 + i] * (i + 1), float(i % 2), group=i // 2) for i in range(4)]
+    cfg = config(micro_batch_size=4, num_minibatches=1, beta=0.05 if needed else 0.0, ref_kl_monitor=False)
+    batch = add_old_and_ref_logprobs(model, reference, pack(trajectories, [1.0, -1.0, 0.5, -0.5], 0), cfg)
+    assert batch.old_logprobs is None  # on-policy: the update's own logprobs, detached
+    assert len(passes) == int(needed)
+    assert (batch.ref_logprobs is not None) is needed
+
+
 def test_a_micro_batch_without_generated_tokens_still_updates():
     tokenizer = tiny_tokenizer()
     model = tiny_llama(tokenizer)

@@ -68,8 +68,8 @@ def checkpointing(model: Any) -> bool:
 
 class Reference:
     """Log-probabilities under the reference policy π_ref: for a LoRA model, the same model with its adapters
-    disabled (no extra memory); otherwise a frozen copy made at construction (or ``frozen``, one the caller made),
-    or nothing when ``needed`` is False (then ``available`` is False)."""
+    disabled (no extra memory); otherwise a frozen copy made at construction (or ``frozen``, one the caller made).
+    Nothing when ``needed`` is False, LoRA or not (then ``available`` is False and the trainers skip the pass)."""
 
     def __init__(self, model: Any, needed: bool, frozen: Any | None = None) -> None:
         self.uses_adapters = hasattr(model, "peft_config")
@@ -77,7 +77,8 @@ class Reference:
         if needed and not self.uses_adapters:
             # ``frozen``: a copy made by the caller (a sharded model cannot be deep-copied; see frozen_copy)
             self.copy = frozen.eval().requires_grad_(False) if frozen is not None else frozen_copy(model, needed)
-        self.available = self.uses_adapters or self.copy is not None
+        # a LoRA model's reference costs no memory, but each use is a forward pass: only when needed
+        self.available = needed and (self.uses_adapters or self.copy is not None)
 
     def logprobs(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, loss_mask: torch.Tensor,
                  temperature: float, model_inputs: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
