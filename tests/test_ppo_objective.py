@@ -216,3 +216,45 @@ def test_the_value_head_is_saved_and_restored_with_the_checkpoint(tmp_path, tiny
 def test_bad_settings_are_rejected(settings, message):
     with pytest.raises(ValueError, match=message):
         config(**settings)
+
+
+def test_a_single_pass_update_equals_the_update_after_a_no_gradient_estimate(monkeypatch, tiny):
+    """One epoch, one minibatch, one micro batch (the default): the update's forward pass gives π_θold's logprobs
+    and values (issue 23: one forward pass a step fewer) and trains the model, value head included, as the update
+    after a separate no-gradient pass does; KL in the reward, so the old logprobs reach the advantages too."""
+    from clinical_gym.trainers.common.model import Reference
+    from clinical_gym.trainers.ppo import train as ppo
+
+    tokenizer, base = tiny
+    torch.manual_seed(0)
+    head = ValueHead(base.config.hidden_size)
+    torch.nn.init.normal_(head.linear.weight, std=0.5)  # values that move the advantages
+    trajectories = []
+    for i, reward in enumerate([1.0, 0.0, 0.5, 0.0]):
+        turn = Turn(prompt_len=3, generated_ids=[5 + i, 6, 7 + i][: 1 + i % 3], logprobs=[-1.0] * (1 + i % 3),
+                    finish_reason="stop", action="", env_ids=[], reward=reward)
+        trajectories.append(Trajectory(opening_ids=[1, 2, 3], messages=[], turns=[turn], reward=reward))
+    cfg = config(micro_batch_size=4, kl_coef=0.05, kl_mode="reward")
+    results = []
+    for one_pass in (True, False):
+        monkeypatch.setattr(ppo, "single_pass", lambda batch, cfg, one_pass=one_pass: one_pass)
+        model = PolicyWithValueHead(copy.deepcopy(base), copy.deepcopy(head))
+        passes = []
+        model.register_forward_hook(lambda *_: passes.append(torch.is_grad_enabled()))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)  # AdamW would magnify float rounding of ~0 gradients
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda _: 1.0)
+        batch = PPOBatch(**vars(pack(trajectories, [0.0] * 4, pad_token_id=0)))
+        batch = ppo.add_rollout_estimates(model, model.policy, Reference(model.policy, needed=True), batch, cfg)
+        batch, estimates, losses = ppo.prepare_and_update(model, batch, trajectories, cfg, Accelerator(cpu=True),
+                                                          optimizer, scheduler, torch.Generator().manual_seed(0),
+                                                          None)
+        results.append((model.state_dict(), batch, estimates, losses))
+        assert passes == ([True] if one_pass else [False, True])  # the no-gradient estimate only without one pass
+    (fused, fused_batch, fused_est, fused_losses), (split, split_batch, split_est, split_losses) = results
+    assert all(torch.allclose(fused[k], split[k], atol=1e-6) for k in fused)
+    assert any(not torch.equal(fused[k], v) for k, v in PolicyWithValueHead(base, head).state_dict().items())
+    for name in ("old_logprobs", "old_values", "token_advantages", "returns", "rewards"):
+        assert torch.allclose(getattr(fused_batch, name), getattr(split_batch, name), atol=1e-6), name
+    assert fused_batch.old_values.abs().sum() > 0 and not fused_batch.old_values.requires_grad
+    for name, value in {**split_est, **split_losses}.items():
+        assert {**fused_est, **fused_losses}[name] == pytest.approx(value, rel=1e-5, abs=1e-6), name

@@ -144,38 +144,52 @@ def collect(collector: RolloutCollector, sampler: CaseSampler, cfg: PPOConfig, s
     return collector.collect(specs, seed=episode_seeds[-1])
 
 
+def single_pass(batch: PPOBatch, cfg: PPOConfig) -> bool:
+    """Whether the update is one optimizer step over one micro batch (one epoch, one minibatch, the whole batch in a
+    micro batch): then its own forward pass, before any step, is π_θold's, and gives the old logprobs and values
+    (``update_in_one_pass``) instead of a no-gradient pass that computes the same thing first. As GRPO's on-policy
+    update, which takes its detached logprobs as π_θold, dropout (when the model has any) is on in that pass."""
+    return cfg.num_epochs == 1 and cfg.num_minibatches == 1 and len(batch) <= cfg.micro_batch_size
+
+
 def add_rollout_estimates(model: Any, policy_model: Any, reference: Reference, batch: PPOBatch,
                           cfg: PPOConfig) -> PPOBatch:
     """The batch with the rollout policy's logprobs (π_θold) and values from ``model`` (the policy with its value
     head), and π_ref's logprobs when a reference exists (``policy_model``: the unwrapped policy); no-grad passes
-    with dropout off, before any update of this step."""
+    with dropout off, before any update of this step. With a ``single_pass`` update only π_ref's: the update's
+    forward pass gives the others."""
     olds, values, refs = [], [], []
+    estimate = not single_pass(batch, cfg)
     with eval_mode(model), torch.no_grad():
         for start in range(0, len(batch), cfg.micro_batch_size):
             rows = batch.select(range(start, min(start + cfg.micro_batch_size, len(batch))))
             pad = (0, batch.loss_mask.shape[1] - rows.loss_mask.shape[1])
-            out = model(rows.input_ids, rows.attention_mask, rows.loss_mask, cfg.temperature)
-            olds.append(torch.nn.functional.pad(out.logprobs, pad))
-            values.append(torch.nn.functional.pad(out.values, pad))
+            if estimate:
+                out = model(rows.input_ids, rows.attention_mask, rows.loss_mask, cfg.temperature)
+                olds.append(torch.nn.functional.pad(out.logprobs, pad))
+                values.append(torch.nn.functional.pad(out.values, pad))
             if reference.available:
                 ref = reference.logprobs(policy_model, rows.input_ids, rows.attention_mask, rows.loss_mask,
                                          cfg.temperature)
                 refs.append(torch.nn.functional.pad(ref, pad))
-    batch.old_logprobs, batch.old_values = torch.cat(olds), torch.cat(values)
+    if estimate:
+        batch.old_logprobs, batch.old_values = torch.cat(olds), torch.cat(values)
     batch.ref_logprobs = torch.cat(refs) if refs else None
     return batch
 
 
 def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimizer: Any, scheduler: Any,
-           generator: torch.Generator) -> dict[str, float]:
+           generator: torch.Generator, forwarded: TokenOutputs | None = None) -> dict[str, float]:
     """``num_epochs`` passes over the batch, each split into ``num_minibatches`` optimizer steps; micro-batches
-    accumulate gradients. Returns the update's loss statistics."""
+    accumulate gradients. Returns the update's loss statistics. ``forwarded``: the forward pass of a
+    ``single_pass`` update over the whole batch in its order, already run (``update_in_one_pass``)."""
     sums: dict[str, float] = defaultdict(float)
     grad_norms: list[float] = []
     constant = cfg.loss_constant or cfg.max_episode_tokens
     optimizer.zero_grad(set_to_none=True)  # every minibatch then starts from no gradient
     for _epoch in range(cfg.num_epochs):
-        order = torch.randperm(len(batch), generator=generator)
+        # the rows of a forwarded pass stay in their order (one micro batch: the sum is the same in any order)
+        order = torch.randperm(len(batch), generator=generator) if forwarded is None else torch.arange(len(batch))
         for minibatch_rows in order.tensor_split(cfg.num_minibatches):
             minibatch = batch.select(minibatch_rows)
             # Eq. 8: aggregation weights (token-mean, sequence-mean or constant) over the whole minibatch
@@ -188,8 +202,7 @@ def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimi
                 rows = list(range(start, min(start + cfg.micro_batch_size, len(minibatch))))
                 micro = minibatch.select(rows)
                 mask = micro.loss_mask
-                out = model(micro.input_ids, micro.attention_mask, mask, cfg.temperature, entropy=True,
-                            entropy_grad=cfg.entropy_coef > 0)
+                out = forwarded if forwarded is not None else forward(model, micro, cfg)
                 per_token, parts = ppo_token_loss(out, micro, cfg)
                 w = weights[rows, :mask.shape[1]]
                 # DDP averages gradients over processes; the weights already divide by the global total
@@ -221,6 +234,30 @@ def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimi
             "losses/value_clip_fraction": sums["value_clipped"] / tokens,
             "losses/ratio_mean": sums["ratio"] / tokens,
             "losses/grad_norm": float(np.mean(grad_norms))}
+
+
+def forward(model: Any, rows: PPOBatch, cfg: PPOConfig) -> TokenOutputs:
+    """The update's forward pass over ``rows``: logprobs, values and entropies, with gradients."""
+    return model(rows.input_ids, rows.attention_mask, rows.loss_mask, cfg.temperature, entropy=True,
+                 entropy_grad=cfg.entropy_coef > 0)
+
+
+def prepare_and_update(model: Any, batch: PPOBatch, trajectories: Sequence[Trajectory], cfg: PPOConfig,
+                       accelerator: Any, optimizer: Any, scheduler: Any, generator: torch.Generator,
+                       reduce: Reduce | None) -> tuple[PPOBatch, dict[str, float], dict[str, float]]:
+    """Token rewards, GAE advantages and returns (Eq. 1-3), then the update (Eq. 4-8): the batch, the rollout
+    estimates' statistics and the update's. A ``single_pass`` update takes π_θold's logprobs and values from its
+    own forward pass, detached, before the advantages that need them."""
+    forwarded = None
+    if batch.old_values is None:  # single_pass: add_rollout_estimates left them to this pass
+        forwarded = forward(model, batch, cfg)
+        batch.old_logprobs, batch.old_values = forwarded.logprobs.detach(), forwarded.values.detach()
+    # Eq. 1: token rewards at turn ends, minus the k1 KL in "reward" mode; Eq. 2-3: GAE and whitening
+    rewards, k1 = token_rewards(trajectories, batch, cfg)
+    batch = add_advantages(batch, rewards, cfg, reduce)
+    estimates = rollout_estimates(batch, k1, reduce)
+    # Eq. 4-8: clipped policy and value losses, entropy bonus, KL
+    return batch, estimates, update(model, batch, cfg, accelerator, optimizer, scheduler, generator, forwarded)
 
 
 def rollout_estimates(batch: PPOBatch, k1: torch.Tensor, reduce: Reduce | None) -> dict[str, float]:
@@ -307,14 +344,11 @@ def main(cfg: PPOConfig, *, env_factory: Callable[[], gym.Env] | None = None, mo
             batch = PPOBatch(**{f.name: getattr(packed, f.name) for f in fields(packed)}).to(accelerator.device)
             batch = add_rollout_estimates(model, policy_model, reference, batch, cfg)
 
-        # 3. token rewards at turn ends, minus the k1 KL in "reward" mode (Eq. 1); GAE and whitening (Eq. 2-3)
-        rewards, k1 = token_rewards(trajectories, batch, cfg)
-        batch = add_advantages(batch, rewards, cfg, reduce)
-        estimates = rollout_estimates(batch, k1, reduce)
-
+        # 3. token rewards at turn ends, minus the k1 KL in "reward" mode (Eq. 1); GAE and whitening (Eq. 2-3);
         # 4. clipped policy and value losses, entropy bonus, KL (Eq. 4-8)
         generator = torch.Generator().manual_seed(int(np.random.SeedSequence([cfg.seed, step]).generate_state(1)[0]))
-        losses = update(model, batch, cfg, accelerator, optimizer, scheduler, generator)
+        batch, estimates, losses = prepare_and_update(model, batch, trajectories, cfg, accelerator, optimizer,
+                                                      scheduler, generator, reduce)
         sync_generation_policy(policy, policy_model)
 
         # 5. metrics and checkpoint
