@@ -1,6 +1,7 @@
 """Rollout collector throughput against raw batched ``generate``, and the batching speedup over sequential episodes.
 
     python benchmarks/perf_rollout.py [--model smollm2|tiny] [--envs 16] [--turn-budget 2] [--max-turn-tokens 24]
+        [--group-size 1]
 
 Runs ClinicalInquiry-v1 (rule-based patient) episodes with a ``TransformersPolicy`` and prints:
 * collector throughput (generated tokens/s over whole multi-turn episodes) and where its wall time went:
@@ -10,7 +11,10 @@ Runs ClinicalInquiry-v1 (rule-based patient) episodes with a ``TransformersPolic
   left-padded, the same number of new tokens);
 * the batching speedup: the same episodes with ``--envs`` environments at once against one at a time;
 * the same collection without reusing the prefix's key/value cache between turns (``prefix_cache=0``), to show
-  what the reuse brings.
+  what the reuse brings;
+* with ``--group-size G`` > 1 the episodes come in groups of G that open on the same case (a GRPO group), and the
+  same collection with every row's prompt prefilled (``share_prompts=False``) shows what prefilling a group's
+  prompt once brings (the goal is read at the default ``--group-size 1``: raw ``generate`` prefills every row).
 Times are wall clock and CPU time (``process_time``, all threads); on a machine other work shares, the CPU-time
 ratios are the fair ones. The collector with and without reuse and the raw generate run in turn ``--repeats``
 times; each keeps its run of least CPU time. Goal (issue #23, one ``GOAL`` line at the end): collector tokens/s >= 0.95x raw generate.
@@ -78,6 +82,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=2, help="rounds of the three measurements, least CPU time kept")
+    parser.add_argument("--group-size", type=int, default=1, help="episodes per case, opening on the same prompt")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -85,7 +90,7 @@ def main() -> None:
     model.eval()
     policy = TransformersPolicy(model, tokenizer, temperature=1.0)
     make_env = lambda: gym.make("ClinicalInquiry-v1", turn_budget=args.turn_budget)  # noqa: E731
-    episodes = [EpisodeSpec(seed=args.seed + i) for i in range(args.envs)]
+    episodes = [EpisodeSpec(seed=args.seed + i // args.group_size) for i in range(args.envs)]
     limits = RolloutLimits(max_turn_tokens=args.max_turn_tokens, max_episode_tokens=4096)
 
     def run(num_envs: int, run_policy: TransformersPolicy = policy) -> tuple[list, object, float]:
@@ -96,6 +101,7 @@ def main() -> None:
 
     run(args.envs)  # warm-up: first-call costs (case loading, kernels)
     plain_policy = TransformersPolicy(model, tokenizer, temperature=1.0, prefix_cache=0)
+    unshared_policy = TransformersPolicy(model, tokenizer, temperature=1.0, share_prompts=False)
     best: dict[str, tuple] = {}
     trajectories: list = []
     for _ in range(args.repeats):  # the three measurements in turn, each kept at its least CPU time
@@ -105,7 +111,11 @@ def main() -> None:
             raw_generate(model, tokenizer, openings[:2], 2, args.seed)  # warm-up
         raw = raw_generate(model, tokenizer, openings, args.max_turn_tokens, args.seed)
         _, plain, plain_cpu = run(args.envs, plain_policy)
-        for name, result, cpu in (("collector", batched, batched_cpu), ("raw", raw, raw[1]), ("plain", plain, plain_cpu)):
+        measured = [("collector", batched, batched_cpu), ("raw", raw, raw[1]), ("plain", plain, plain_cpu)]
+        if args.group_size > 1:
+            _, unshared, unshared_cpu = run(args.envs, unshared_policy)
+            measured.append(("unshared", unshared, unshared_cpu))
+        for name, result, cpu in measured:
             if name not in best or cpu < best[name][1]:
                 best[name] = (result, cpu)
     (batched, batched_cpu), (plain, plain_cpu) = best["collector"], best["plain"]
@@ -114,7 +124,8 @@ def main() -> None:
 
     other = batched.wall_s - batched.generate_s - batched.env_s - batched.tokenize_s
     print(f"model={args.model} params={sum(p.numel() for p in model.parameters()) / 1e6:.1f}M envs={args.envs} "
-          f"turn_budget={args.turn_budget} max_turn_tokens={args.max_turn_tokens} threads={args.threads}")
+          f"turn_budget={args.turn_budget} max_turn_tokens={args.max_turn_tokens} threads={args.threads} "
+          f"group_size={args.group_size}")
     print(f"episodes: {len(trajectories)}, turns: {sum(len(t.turns) for t in trajectories)}, "
           f"generated tokens: {batched.generated_tokens}, generation rounds: {batched.rounds}")
     rates = {"collector": (batched.generated_tokens / batched.wall_s, batched.generated_tokens / batched_cpu),
@@ -128,7 +139,14 @@ def main() -> None:
           f"{rates['plain'][0]:8.1f} tok/s wall, {rates['plain'][1]:8.1f} tok/CPU-s")
     print(f"raw generate (same model, same {len(openings)} opening prompts, {args.max_turn_tokens} new tokens): "
           f"{raw_s:7.2f} s wall, {raw_cpu:7.2f} s CPU, {rates['raw'][0]:8.1f} tok/s wall, {rates['raw'][1]:8.1f} tok/CPU-s")
-    for name in ("collector", "plain"):
+    if args.group_size > 1:
+        unshared, unshared_cpu = best["unshared"]
+        rates["unshared"] = (unshared.generated_tokens / unshared.wall_s, unshared.generated_tokens / unshared_cpu)
+        print(f"collector, every row's prompt prefilled (groups of {args.group_size}): {unshared.wall_s:7.2f} s wall, "
+              f"{unshared_cpu:7.2f} s CPU, {rates['unshared'][0]:8.1f} tok/s wall, "
+              f"{rates['unshared'][1]:8.1f} tok/CPU-s -> {unshared_cpu / batched_cpu:.2f}x the CPU time of the "
+              f"collector that prefills a group's prompt once")
+    for name in [n for n in ("collector", "plain", "unshared") if n in rates]:
         print(f"{name} / raw generate tokens per second: {rates[name][0] / rates['raw'][0]:.2f} wall, "
               f"{rates[name][1] / rates['raw'][1]:.2f} CPU")
     verdict = "OK" if batched.overhead_fraction <= 0.10 else "OVER the 10% budget"

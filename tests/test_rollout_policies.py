@@ -116,6 +116,35 @@ def test_a_continued_prompt_prefills_only_its_new_tokens_and_gives_the_same_toke
         handle.remove()
 
 
+def test_a_repeated_prompt_prefills_once_and_samples_as_if_each_ran(tokenizer, model):
+    """A GRPO group asks for the same prompt group_size times: it prefills once and its cache and logits are copied
+    to each row (issue 23), which then sample independently; greedy and seeded samples equal a prefill of every
+    row."""
+    first, second = prompts(tokenizer, 8)
+    batch = [first, second, first, first, second]
+    rows: list[int] = []
+    handle = model.register_forward_pre_hook(
+        lambda module, args, kwargs: rows.append(kwargs["input_ids"].shape[0])
+        if kwargs["input_ids"].shape[1] > 1 else None, with_kwargs=True)
+    try:
+        for temperature in (0, 1.0):
+            shared = TransformersPolicy(model, tokenizer, temperature=temperature)
+            every = TransformersPolicy(model, tokenizer, temperature=temperature, share_prompts=False)
+            rows.clear()
+            together = shared.generate(batch, seed=11)
+            assert rows == [2]  # the two distinct prompts, not five rows
+            rows.clear()
+            apart = every.generate(batch, seed=11)
+            assert rows == [5]
+            assert [g.token_ids for g in together] == [g.token_ids for g in apart]
+            for a, b in zip(together, apart):
+                assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
+        sampled = together  # temperature 1: the copies of one prompt sampled apart
+        assert len({sampled[0].token_ids, sampled[2].token_ids, sampled[3].token_ids}) > 1
+    finally:
+        handle.remove()
+
+
 def test_kept_prefixes_are_dropped_when_the_weights_change(tokenizer, model):
     policy = TransformersPolicy(model, tokenizer, temperature=0)
     first = prompts(tokenizer, 3)[:1]

@@ -28,10 +28,14 @@ class TransformersPolicy:
     tokens; rows nobody continued are dropped then, so what is kept never exceeds one call's cache. Kept caches are
     also dropped when the model's weights change (``PrefixCache``) and by ``forget_prefixes()``, which the
     ``RolloutCollector`` calls when a collection ends (so a trainer's update never holds them).
+
+    Identical prompts of one call (a GRPO group's case, sampled ``group_size`` times) prefill once and share that
+    pass's keys/values and first logits (``share_prompts``; False prefills every row).
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
-                 stop_token_ids: Iterable[int] | None = None, prefix_cache: int = 1024) -> None:
+                 stop_token_ids: Iterable[int] | None = None, prefix_cache: int = 1024,
+                 share_prompts: bool = True) -> None:
         if temperature < 0 or not 0 < top_p <= 1 or top_k < 0:
             raise ValueError("need temperature >= 0, 0 < top_p <= 1 and top_k >= 0")
         self.prefixes = PrefixCache(model, prefix_cache)
@@ -45,6 +49,7 @@ class TransformersPolicy:
             raise ValueError("no stop tokens: the tokenizer has no EOS token; pass stop_token_ids")
         pad = tokenizer.pad_token_id
         self.pad_token_id = pad if pad is not None else min(self.stop_token_ids)
+        self.share_prompts = share_prompts
 
     def generate(self, prompts: Sequence[Prompt], *, seed: int | None = None) -> list[Generation]:
         if not prompts:
@@ -120,7 +125,23 @@ class TransformersPolicy:
 
     def _prefill(self, rows: list[list[int]], device: torch.device, extra: dict[str, Any] | None
                  ) -> tuple[Any, torch.Tensor, torch.Tensor]:
-        """The first forward pass over the left-padded rows: its output, attention mask and next positions."""
+        """The first forward pass over the left-padded rows: its output, attention mask and next positions. Rows
+        with the same tokens (a GRPO group's prompt, sampled ``group_size`` times) run once and their cache and
+        logits are copied to each (text only: a vision model's pixels are per row)."""
+        distinct: dict[tuple[int, ...], int] = {}
+        index = [distinct.setdefault(tuple(row), len(distinct)) for row in rows]
+        if len(distinct) < len(rows) and not extra and self.share_prompts:
+            out, attention, next_position = self._prefill_rows([list(row) for row in distinct], device, None)
+            spread = torch.tensor(index, device=device)
+            # the decode loop selects cache rows the same way when rows finish; indexing with repeats copies
+            out.past_key_values.batch_select_indices(spread)
+            out.logits = out.logits[spread]
+            return out, attention[spread], next_position[spread]
+        return self._prefill_rows(rows, device, extra)
+
+    def _prefill_rows(self, rows: list[list[int]], device: torch.device, extra: dict[str, Any] | None
+                      ) -> tuple[Any, torch.Tensor, torch.Tensor]:
+        """``_prefill`` of every row as it is."""
         width = max(len(r) for r in rows)
         input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
         attention = torch.zeros((len(rows), width), dtype=torch.long)
