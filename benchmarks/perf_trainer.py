@@ -19,7 +19,8 @@ no KL; TT-OPD keeps every group (no outcome filter: the prompts have no outcome)
 forward (transformers does that in each layer), and no checkpointing where no gradient is taken (generation and
 the no-gradient logprob passes: TRL switches it off around them, ours run them under ``torch.no_grad``, where the
 layers do not checkpoint). TRL also calls ``enable_input_require_grads`` on a PEFT model, which only reentrant
-checkpointing needs; ours does not. Printed: mean seconds per step after
+checkpointing needs; ours does not. Each side's decoder layers are watched: a row whose passes with gradients did
+not run as asked (checkpointed or not) stops the benchmark. Printed: mean seconds per step after
 the first (warm-up) step, wall clock and CPU time (ours: between consecutive collections, one step apart; TRL: its
 step callbacks), peak memory (RSS of the whole process on CPU, allocated CUDA memory on GPU), and per row
 the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, time <= 0.8x TRL's GRPOTrainer).
@@ -52,7 +53,6 @@ import numpy as np
 import torch
 
 from clinical_gym.spaces import UnicodeText
-from clinical_gym.trainers.common.model import checkpointing
 
 if __package__ in (None, ""):  # run as a script: the goal lines live next to it
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -231,13 +231,39 @@ class PhaseMemory:
         return self.peaks, self.cpu
 
 
+def watch_checkpointing(model: Any) -> list[bool]:
+    """For each call of a decoder layer of ``model`` that takes gradients, whether it ran checkpointed (transformers'
+    layers checkpoint only when it is enabled *and* the model is in training mode: a flag alone is not enough, as
+    GRPO and TT-OPD showed by training a ``from_pretrained`` model in eval mode without checkpointing)."""
+    from transformers.modeling_layers import GradientCheckpointingLayer
+
+    calls: list[bool] = []
+
+    def note(module: Any, _: Any) -> None:
+        if torch.is_grad_enabled():
+            calls.append(bool(module.gradient_checkpointing and module.training))
+
+    for module in model.modules():
+        if isinstance(module, GradientCheckpointingLayer):
+            module.register_forward_pre_hook(note)
+    return calls
+
+
+def trained_checkpointed(calls: list[bool]) -> bool | None:
+    """True when every layer call with gradients ran checkpointed, False when none did, None when mixed or none."""
+    if calls and all(calls):
+        return True
+    return False if calls and not any(calls) else None
+
+
 def run_ours(args: argparse.Namespace) -> dict[str, Any]:
     """Our ``args.child`` trainer's steps: ``times`` (wall s), ``cpu`` (CPU s, one collection to the next) and
-    ``checkpointing`` (whether its model trained with activation checkpointing)."""
+    ``checkpointing`` (whether its layers ran checkpointed in the passes with gradients: ``trained_checkpointed``)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = AutoModelForCausalLM.from_pretrained(args.folder)
     tokenizer = AutoTokenizer.from_pretrained(args.folder)
+    layer_calls = watch_checkpointing(model)
     batch = args.prompts * args.generations
     with tempfile.TemporaryDirectory() as out:
         common = dict(model=args.folder, env="PromptEnv", output_dir=out, total_steps=args.steps,
@@ -268,7 +294,7 @@ def run_ours(args: argparse.Namespace) -> dict[str, Any]:
              on_collect=[lambda _: collected.append(time.process_time())])
         rows = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
     return {"times": [r["charts/step_s"] for r in rows], "cpu": [float(x) for x in np.diff(collected)],
-            "checkpointing": checkpointing(model)}
+            "checkpointing": trained_checkpointed(layer_calls)}
 
 
 def run_trl(args: argparse.Namespace) -> dict[str, Any]:
@@ -308,13 +334,15 @@ def run_trl(args: argparse.Namespace) -> dict[str, Any]:
                             report_to="none", logging_steps=10**6, disable_tqdm=True, seed=0, shuffle_dataset=False,
                             use_cpu=not torch.cuda.is_available(), bf16=False,
                             gradient_checkpointing=args.gradient_checkpointing == "on")
-        trainer = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(args.folder),
+        model = AutoModelForCausalLM.from_pretrained(args.folder)
+        layer_calls = watch_checkpointing(model)
+        trainer = GRPOTrainer(model=model,
                               processing_class=AutoTokenizer.from_pretrained(args.folder),
                               reward_funcs=lambda completions, **_: rng.random(len(completions)).tolist(),
                               args=config, train_dataset=Dataset.from_dict({"prompt": prompts}), callbacks=[timer],
                               peft_config=peft_config)
         trainer.train()
-    return {"times": timer.times, "cpu": timer.cpu, "checkpointing": checkpointing(trainer.model)}
+    return {"times": timer.times, "cpu": timer.cpu, "checkpointing": trained_checkpointed(layer_calls)}
 
 
 def child(args: argparse.Namespace) -> None:
@@ -325,8 +353,9 @@ def child(args: argparse.Namespace) -> None:
     if phases is not None:
         phases.install(args.child)
     result = run_trl(args) if args.child == "trl" else run_ours(args)
-    if result["checkpointing"] != (args.gradient_checkpointing == "on"):
-        raise SystemExit(f"{args.child}: activation checkpointing was {'on' if result['checkpointing'] else 'off'}, "
+    if result["checkpointing"] is not (args.gradient_checkpointing == "on"):
+        ran = {True: "on", False: "off", None: "on for some layer calls only"}[result["checkpointing"]]
+        raise SystemExit(f"{args.child}: activation checkpointing was {ran} in the passes with gradients, "
                          f"not {args.gradient_checkpointing} as --gradient-checkpointing asked")
     result["peak_mb"] = peak_memory_mb()
     if phases is not None:

@@ -35,6 +35,9 @@ def test_checkpointing_is_on_only_when_asked():
     assert layer._gradient_checkpointing_func.keywords == {"use_reentrant": False}  # TRL's and transformers' default
     lora = prepare_model(tiny_llama(tiny_tokenizer(), seed=3), config(gradient_checkpointing=True, lora_r=4))
     assert hasattr(lora, "peft_config") and checkpointing(lora)
+    # from_pretrained gives a model in eval mode, where layers neither checkpoint nor drop out: training mode is set
+    for prepared in (plain, model, lora, prepare_model(tiny_llama(tiny_tokenizer(), seed=3).eval(), config())):
+        assert all(m.training for m in prepared.modules())
 
 
 def replays(model) -> tuple[list[int], object]:
@@ -89,14 +92,17 @@ def test_a_checkpointed_model_runs_a_shared_prompt_once_with_the_same_gradients(
 
 @pytest.mark.parametrize("setting", ["on", "off"])
 def test_the_trl_benchmark_sets_checkpointing_the_same_on_both_sides(tmp_path, setting):
-    """``perf_trainer.py --gradient-checkpointing``: one step of ours and of TRL's GRPOTrainer at the tiny size,
-    each reporting whether its model trained checkpointed (TRL's GRPOConfig defaults to on: "off" must reach it)."""
+    """``perf_trainer.py --gradient-checkpointing``: one step of each of ours and of TRL's GRPOTrainer at the tiny
+    size, each reporting whether its layers ran checkpointed in the passes with gradients (TRL's GRPOConfig defaults
+    to on: "off" must reach it)."""
     from clinical_gym.benchmarks import perf_trainer
 
     perf_trainer.prepare(str(tmp_path), hidden=32, layers=1)
     args = argparse.Namespace(folder=str(tmp_path), prompts=2, generations=2, completion_tokens=4, steps=1,
                               lora_r=0, gradient_checkpointing=setting)
-    for side in ("grpo", "trl"):
+    # every trainer: GRPO and TT-OPD trained a from_pretrained model (eval mode) without checkpointing until
+    # prepare_model set training mode, though the flag was on
+    for side in ("grpo", "ppo", "ttopd", "trl"):
         args.child = side
         result = perf_trainer.run_trl(args) if side == "trl" else perf_trainer.run_ours(args)
         assert result["checkpointing"] is (setting == "on"), side

@@ -36,8 +36,11 @@ def load_model(cfg: TrainerConfig) -> tuple[Any, Any]:
 
 
 def prepare_model(model: Any, cfg: TrainerConfig) -> Any:
-    """Add the LoRA adapter when ``cfg.lora_r > 0`` (a model that already has one is kept as it is) and enable
-    gradient checkpointing when asked."""
+    """Add the LoRA adapter when ``cfg.lora_r > 0`` (a model that already has one is kept as it is), enable
+    gradient checkpointing when asked, and put the model in training mode. ``from_pretrained`` returns a model in
+    eval mode, where transformers' layers neither checkpoint nor drop out: GRPO and TT-OPD trained that way (no
+    checkpointing under ``--gradient-checkpointing``, no ``--lora-dropout``) until the mode was set here; the
+    no-gradient passes and generation still switch to eval mode and back."""
     if cfg.gradient_checkpointing:
         enable_checkpointing(model)
     if cfg.lora_r and not hasattr(model, "peft_config"):
@@ -47,7 +50,7 @@ def prepare_model(model: Any, cfg: TrainerConfig) -> Any:
         modules: str | list[str] = targets if targets == "all-linear" else [m.strip() for m in targets.split(",")]
         model = get_peft_model(model, LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                                                  target_modules=modules, task_type="CAUSAL_LM"))
-    return model
+    return model.train()
 
 
 def enable_checkpointing(model: Any) -> None:
