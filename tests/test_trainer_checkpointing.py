@@ -128,3 +128,17 @@ def test_perf_trainer_random_model_takes_a_given_tokenizer(tmp_path):
     assert saved.get_vocab() == expected.get_vocab()
     config = json.loads((model_dir / "config.json").read_text())
     assert config["vocab_size"] == len(expected) and config["hidden_size"] == 32
+
+
+def test_perf_trainer_rounds_keep_the_least_cpu_time_and_the_highest_peak():
+    """``perf_trainer.py --rounds N``: a row's figures are its least disturbed run's times (and phases) and the
+    highest peak memory of its runs."""
+    from clinical_gym.benchmarks.perf_trainer import combine_rounds
+
+    runs = [{"step_cpu_s": 30.0, "step_s": 31.0, "peak_mb": 3900.0, "phases": {"rollout": 1.0}},
+            {"step_cpu_s": 24.0, "step_s": 29.0, "peak_mb": 3850.0, "phases": {"rollout": 2.0}},
+            {"step_cpu_s": 27.0, "step_s": 25.0, "peak_mb": 3875.0, "phases": {"rollout": 3.0}}]
+    row = combine_rounds(runs)
+    assert (row["step_cpu_s"], row["step_s"], row["phases"]) == (24.0, 29.0, {"rollout": 2.0})
+    assert row["peak_mb"] == 3900.0 and row["rounds_cpu"] == [30.0, 24.0, 27.0]
+    assert runs[1]["peak_mb"] == 3850.0  # the runs themselves are left as they were
