@@ -142,8 +142,8 @@ def main() -> None:
     if args.group_size > 1:
         unshared, unshared_cpu = best["unshared"]
         rates["unshared"] = (unshared.generated_tokens / unshared.wall_s, unshared.generated_tokens / unshared_cpu)
-        print(f"collector, every row's prompt prefilled (groups of {args.group_size}): {unshared.wall_s:7.2f} s wall, "
-              f"{unshared_cpu:7.2f} s CPU, {rates['unshared'][0]:8.1f} tok/s wall, "
+        print(f"collector, every row's prompt prefilled (groups of {args.group_size}): "
+              f"{unshared.wall_s:7.2f} s wall, {unshared_cpu:7.2f} s CPU, {rates['unshared'][0]:8.1f} tok/s wall, "
               f"{rates['unshared'][1]:8.1f} tok/CPU-s -> {unshared_cpu / batched_cpu:.2f}x the CPU time of the "
               f"collector that prefills a group's prompt once")
     for name in [n for n in ("collector", "plain", "unshared") if n in rates]:

@@ -28,18 +28,20 @@ the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, ti
 run of least CPU time a step: on a machine whose speed drifts over minutes, rows run once each, one after the
 other, moved by up to 1.5x between runs.
 
-``--phases`` adds, for each row (TRL's where its methods mark the same phases), the peak resident memory of each phase of a step (rollout, old/reference
-logprobs, teacher logprobs, the loss forward, the backward pass, the optimizer step, the teacher's EMA, the
-checkpoint), sampled every few milliseconds by a thread (RSS on CPU, allocated CUDA memory on GPU): where the
-peak comes from; and the CPU seconds each phase took over all steps: where the time goes. ``--heap`` (with
-``--phases``, CPU) samples glibc's heap in use (``mallinfo2``) instead of resident memory: what the process holds
-live, without the freed memory glibc keeps, closer to what allocated CUDA memory counts on a GPU. The sampling thread is off otherwise, so it does not disturb the timings.
+``--phases`` adds, for each row (TRL's where its methods mark the same phases), the peak resident memory of each
+phase of a step (rollout, old/reference logprobs, teacher logprobs, the loss forward, the backward pass, the
+optimizer step, the teacher's EMA, the checkpoint), sampled every few milliseconds by a thread (RSS on CPU,
+allocated CUDA memory on GPU): where the peak comes from; and the CPU seconds each phase took over all steps: where
+the time goes. ``--heap`` (with ``--phases``, CPU) samples glibc's heap in use (``mallinfo2``) instead of resident
+memory: what the process holds live, without the freed memory glibc keeps, closer to what allocated CUDA memory
+counts on a GPU. The sampling thread is off otherwise, so it does not disturb the timings.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
 import json
 import os
 import resource
@@ -96,15 +98,17 @@ class Mallinfo2(ctypes.Structure):
                                                      "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
-HEAP = False  # --heap: memory is glibc's heap in use (live allocations), not resident memory
+@functools.cache
+def _mallinfo2() -> Any:
+    function = ctypes.CDLL("libc.so.6").mallinfo2
+    function.restype = Mallinfo2
+    return function
 
 
 def heap_in_use_mb() -> float:
     """Bytes glibc's allocator has handed out and not taken back, every arena (``mallinfo2``: allocated chunks
     plus mmapped ones): what the process holds live, without the freed memory glibc keeps resident."""
-    libc = ctypes.CDLL("libc.so.6")
-    libc.mallinfo2.restype = Mallinfo2
-    info = libc.mallinfo2()
+    info = _mallinfo2()()
     return (info.uordblks + info.hblkhd) / 2**20
 
 
@@ -114,11 +118,11 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def current_memory_mb() -> float:
-    """Resident memory now (allocated CUDA memory on GPU; with ``--heap``, glibc's heap in use)."""
+def current_memory_mb(heap: bool = False) -> float:
+    """Resident memory now (allocated CUDA memory on GPU; with ``heap``, glibc's heap in use)."""
     if torch.cuda.is_available():
         return torch.cuda.memory_allocated() / 2**20
-    if HEAP:
+    if heap:
         return heap_in_use_mb()
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -128,7 +132,8 @@ class PhaseMemory:
     """The peak memory of each phase of our trainers' steps: a thread samples ``current_memory_mb`` every
     ``interval`` seconds and charges it to the phase running; ``install`` wraps the trainers' phase functions."""
 
-    def __init__(self, interval: float = 0.002) -> None:
+    def __init__(self, interval: float = 0.002, heap: bool = False) -> None:
+        self.heap = heap  # sample glibc's heap in use instead of resident memory (``current_memory_mb``)
         self.phase = "setup"
         self.peaks: dict[str, float] = {}
         self.cpu: dict[str, float] = {}  # CPU seconds spent in each phase, every step together
@@ -151,7 +156,7 @@ class PhaseMemory:
         trainer's thread both note: one lock, so that neither charges a reading to the next phase or loses the
         other's maximum)."""
         with self.lock:
-            now = current_memory_mb()
+            now = current_memory_mb(self.heap)
             self.peaks[self.phase] = max(self.peaks.get(self.phase, 0.0), now)
 
     def _sample(self) -> None:
@@ -349,10 +354,8 @@ def run_trl(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def child(args: argparse.Namespace) -> None:
-    global HEAP
-    HEAP = args.heap
     torch.set_num_threads(args.threads)
-    phases = PhaseMemory() if args.phases else None
+    phases = PhaseMemory(heap=args.heap) if args.phases else None
     if phases is not None:
         phases.install(args.child)
     result = run_trl(args) if args.child == "trl" else run_ours(args)
@@ -363,7 +366,7 @@ def child(args: argparse.Namespace) -> None:
     result["peak_mb"] = peak_memory_mb()
     if phases is not None:
         result["phases"], result["phase_cpu"] = phases.stop()
-        if HEAP and not torch.cuda.is_available():  # the peak of the sampled heap, not of resident memory
+        if args.heap and not torch.cuda.is_available():  # the peak of the sampled heap, not of resident memory
             result["peak_mb"] = max(result["phases"].values())
     print(json.dumps(result))
 
@@ -376,8 +379,8 @@ def print_phases(results: dict[tuple[str, int], dict], labels: dict[str, str]) -
     order: list[str] = []
     for _, phases in rows:
         order += [p for p in phases if p not in order]
-    heads = [labels[name].removeprefix("clinical-gym ").removesuffix(" GRPOTrainer") + (f" r={rank}" if rank else " full")
-             for (name, rank), _ in rows]
+    heads = [labels[name].removeprefix("clinical-gym ").removesuffix(" GRPOTrainer")
+             + (f" r={rank}" if rank else " full") for (name, rank), _ in rows]
     print("peak memory (MiB) of each phase of a step:")
     print(f"{'phase':24s} " + " ".join(f"{h:>13s}" for h in heads))
     for phase in order:
@@ -427,7 +430,8 @@ def main() -> None:
     parser.add_argument("--lora", default="0,8", help="rows: LoRA ranks, 0 for full fine-tuning, comma-separated")
     parser.add_argument("--gradient-checkpointing", choices=("on", "off"), default="on",
                         help="activation checkpointing on both sides (default on: TRL's GRPOConfig default)")
-    parser.add_argument("--phases", action="store_true", help="also print the peak memory of each phase of our steps")
+    parser.add_argument("--phases", action="store_true",
+                        help="also print the peak memory and CPU seconds of each phase of every row's steps")
     parser.add_argument("--rounds", type=int, default=1,
                         help="run every row this many times, interleaved; each row keeps its run of least CPU "
                              "time a step and its highest peak memory (combine_rounds)")

@@ -128,16 +128,18 @@ class TransformersPolicy:
         """The first forward pass over the left-padded rows: its output, attention mask and next positions. Rows
         with the same tokens (a GRPO group's prompt, sampled ``group_size`` times) run once and their cache and
         logits are copied to each (text only: a vision model's pixels are per row)."""
+        if not self.share_prompts or extra:
+            return self._prefill_rows(rows, device, extra)
         distinct: dict[tuple[int, ...], int] = {}
         index = [distinct.setdefault(tuple(row), len(distinct)) for row in rows]
-        if len(distinct) < len(rows) and not extra and self.share_prompts:
+        if len(distinct) < len(rows):
             out, attention, next_position = self._prefill_rows([list(row) for row in distinct], device, None)
             spread = torch.tensor(index, device=device)
             # the decode loop selects cache rows the same way when rows finish; indexing with repeats copies
             out.past_key_values.batch_select_indices(spread)
             out.logits = out.logits[spread]
             return out, attention[spread], next_position[spread]
-        return self._prefill_rows(rows, device, extra)
+        return self._prefill_rows(rows, device, None)
 
     def _prefill_rows(self, rows: list[list[int]], device: torch.device, extra: dict[str, Any] | None
                       ) -> tuple[Any, torch.Tensor, torch.Tensor]:

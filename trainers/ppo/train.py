@@ -147,7 +147,7 @@ def collect(collector: RolloutCollector, sampler: CaseSampler, cfg: PPOConfig, s
 def single_pass(batch: PPOBatch, cfg: PPOConfig) -> bool:
     """Whether the update is one optimizer step over one micro batch (one epoch, one minibatch, the whole batch in a
     micro batch): then its own forward pass, before any step, is π_θold's, and gives the old logprobs and values
-    (``update_in_one_pass``) instead of a no-gradient pass that computes the same thing first. As GRPO's on-policy
+    (``prepare_and_update``) instead of a no-gradient pass that computes the same thing first. As GRPO's on-policy
     update, which takes its detached logprobs as π_θold, dropout (when the model has any) is on in that pass."""
     return cfg.num_epochs == 1 and cfg.num_minibatches == 1 and len(batch) <= cfg.micro_batch_size
 
@@ -182,7 +182,7 @@ def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimi
            generator: torch.Generator, forwarded: TokenOutputs | None = None) -> dict[str, float]:
     """``num_epochs`` passes over the batch, each split into ``num_minibatches`` optimizer steps; micro-batches
     accumulate gradients. Returns the update's loss statistics. ``forwarded``: the forward pass of a
-    ``single_pass`` update over the whole batch in its order, already run (``update_in_one_pass``)."""
+    ``single_pass`` update over the whole batch in its order, already run (``prepare_and_update``)."""
     sums: dict[str, float] = defaultdict(float)
     grad_norms: list[float] = []
     constant = cfg.loss_constant or cfg.max_episode_tokens
@@ -249,7 +249,7 @@ def prepare_and_update(model: Any, batch: PPOBatch, trajectories: Sequence[Traje
     estimates' statistics and the update's. A ``single_pass`` update takes π_θold's logprobs and values from its
     own forward pass, detached, before the advantages that need them."""
     forwarded = None
-    if batch.old_values is None:  # single_pass: add_rollout_estimates left them to this pass
+    if single_pass(batch, cfg):  # add_rollout_estimates left π_θold and V to this pass
         forwarded = forward(model, batch, cfg)
         batch.old_logprobs, batch.old_values = forwarded.logprobs.detach(), forwarded.values.detach()
     # Eq. 1: token rewards at turn ends, minus the k1 KL in "reward" mode; Eq. 2-3: GAE and whitening
