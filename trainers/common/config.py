@@ -52,7 +52,10 @@ class TrainerConfig:
 
     > Optimisation
         learning_rate, lr_scheduler, warmup_steps, weight_decay, adam_*, max_grad_norm, micro_batch_size
-        (sequences per forward/backward pass), mixed_precision.
+        (sequences per forward/backward pass), mixed_precision. release_host_memory: when training on the CPU, hand
+        the C heap's free pages back to the system before each backward pass and after each optimizer step, and give
+        the backward pass's large blocks mappings of their own (the resident peak then stays near what is in use;
+        ``trainers/common/host_memory.py``).
 
     > Run
         total_steps: training steps (each collects a batch of rollouts and updates on it). output_dir holds
@@ -74,6 +77,8 @@ class TrainerConfig:
     lora_target_modules: str = option("modules that get adapters: 'all-linear' or comma-separated names",
                                      default="all-linear")
     gradient_checkpointing: bool = option("recompute activations in the backward pass to save memory", default=False)
+    release_host_memory: bool = option("on the CPU, hand freed heap pages back before each backward pass and map its "
+                                       "large blocks (trainers/common/host_memory.py)", default=True)
     ref_kl_monitor: bool = option("log the KL to the reference every step even when it is not in the loss",
                                  default=True)
     # rollouts

@@ -27,6 +27,7 @@ from clinical_gym.trainers.common.batch import TokenBatch, pack
 from clinical_gym.trainers.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from clinical_gym.trainers.common.config_cli import module_main
 from clinical_gym.trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
+from clinical_gym.trainers.common.host_memory import HostMemory
 from clinical_gym.trainers.common.length_reward import cosine_length_rewards, cosine_reward_from
 from clinical_gym.trainers.common.logprobs import token_logprobs, token_logprobs_and_entropy
 from clinical_gym.trainers.common.losses import k3_kl, token_weights
@@ -161,6 +162,7 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
     sums: dict[str, float] = defaultdict(float)
     grad_norms: list[float] = []
     constant = cfg.loss_constant or cfg.max_episode_tokens
+    host = HostMemory.for_device(accelerator.device, cfg.release_host_memory)
     optimizer.zero_grad(set_to_none=True)  # every minibatch then starts from no gradient
     for iteration in range(cfg.num_iterations):
         order = torch.randperm(len(batch), generator=generator)
@@ -187,6 +189,7 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
                 loss = policy_loss
                 if extra_loss is not None:
                     loss = loss + extra_loss(micro, logprobs).sum() / sequences * accelerator.num_processes
+                host.before_backward()  # CPU: the heap's free pages back; the backward's large blocks mapped
                 with nullcontext() if start == starts[-1] else accelerator.no_sync(model):
                     accelerator.backward(loss)
                 sums["loss"] += policy_loss.item() / accelerator.num_processes
@@ -202,6 +205,7 @@ def update(model: Any, batch: TokenBatch, cfg: GRPOConfig, accelerator: Any, opt
             # freed at once, not when the next minibatch starts: kept until the next step, a full fine-tuning run
             # carried a float32 copy of the weights through the rollout and the no-gradient passes
             optimizer.zero_grad(set_to_none=True)
+            host.after_step()
     tokens = max(sums["tokens"], 1.0)
     return {"losses/policy_loss": sums["loss"] / (cfg.num_iterations * cfg.num_minibatches),
             "losses/kl_ref": sums["kl"] / tokens if batch.ref_logprobs is not None else float("nan"),

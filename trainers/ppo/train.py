@@ -35,6 +35,7 @@ from clinical_gym.trainers.common.gae import (
     turn_end_rewards,
 )
 from clinical_gym.trainers.common.generation import engine_metrics, generation_policy, sync_generation_policy
+from clinical_gym.trainers.common.host_memory import HostMemory
 from clinical_gym.trainers.common.losses import k3_kl, token_weights
 from clinical_gym.trainers.common.metrics_log import MetricsLog
 from clinical_gym.trainers.common.model import Reference, eval_mode, frozen_copy, load_model, prepare_model
@@ -186,6 +187,7 @@ def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimi
     sums: dict[str, float] = defaultdict(float)
     grad_norms: list[float] = []
     constant = cfg.loss_constant or cfg.max_episode_tokens
+    host = HostMemory.for_device(accelerator.device, cfg.release_host_memory)
     optimizer.zero_grad(set_to_none=True)  # every minibatch then starts from no gradient
     for _epoch in range(cfg.num_epochs):
         # the rows of a forwarded pass stay in their order (one micro batch: the sum is the same in any order)
@@ -207,6 +209,7 @@ def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimi
                 w = weights[rows, :mask.shape[1]]
                 # DDP averages gradients over processes; the weights already divide by the global total
                 loss = (per_token * w).sum() * accelerator.num_processes
+                host.before_backward()  # CPU: the heap's free pages back; the backward's large blocks mapped
                 with nullcontext() if start == starts[-1] else accelerator.no_sync(model):
                     accelerator.backward(loss)
                 sums["loss"] += loss.item() / accelerator.num_processes
@@ -222,6 +225,7 @@ def update(model: Any, batch: PPOBatch, cfg: PPOConfig, accelerator: Any, optimi
             # freed at once, not when the next minibatch starts: kept until the next step, a full fine-tuning run
             # carried a float32 copy of the weights through the rollout and the no-gradient passes
             optimizer.zero_grad(set_to_none=True)
+            host.after_step()
     tokens = max(sums["tokens"], 1.0)
     updates = cfg.num_epochs * cfg.num_minibatches
     return {"losses/loss": sums["loss"] / updates,
