@@ -130,9 +130,11 @@ def test_models_whose_logits_are_not_a_plain_projection_keep_their_head() -> Non
 
 def test_teacher_distance_in_chunks_equals_the_whole_tensor_sum(monkeypatch: pytest.MonkeyPatch) -> None:
     gen = torch.Generator().manual_seed(2)
-    a, b = torch.randn(7, 13, generator=gen), torch.randn(7, 13, generator=gen)
-    monkeypatch.setattr(ema_teacher, "SQUARES_CHUNK", 10)
-    expected = float((a - b).double().pow(2).sum())  # float32 differences, float64 sums
-    assert ema_teacher._sum_of_squares([(a, b)]) == pytest.approx(expected, rel=1e-12)
-    assert ema_teacher._sum_of_squares([(a, None), (b, None)]) == pytest.approx(
-        float(a.double().pow(2).sum() + b.double().pow(2).sum()), rel=1e-12)
+    pairs = [(torch.randn(7, 13, generator=gen).to(torch.bfloat16), torch.randn(7, 13, generator=gen)),
+             (torch.randn(30, generator=gen), torch.randn(30, generator=gen))]
+    monkeypatch.setattr(ema_teacher, "SQUARES_CHUNK", 10)  # chunks that straddle rows and a last short chunk
+    diff, norm = ema_teacher._squared_distance_and_norm(pairs)
+    assert diff == pytest.approx(sum(float((a.double() - b.double()).pow(2).sum()) for a, b in pairs), rel=1e-6)
+    assert norm == pytest.approx(sum(float(b.double().pow(2).sum()) for _, b in pairs), rel=1e-6)
+    assert ema_teacher._squared_distance_and_norm([(pairs[1][1], pairs[1][1])]) == (0.0, pytest.approx(
+        float(pairs[1][1].double().pow(2).sum()), rel=1e-6))  # a teacher right after a copy: exactly 0
