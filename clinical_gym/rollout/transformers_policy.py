@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from clinical_gym.rollout.kv_cache import full_attention, growing_cache
 from clinical_gym.rollout.policy import Generation, Prompt
 from clinical_gym.rollout.prefix_cache import LayerKV, PrefixCache
 
@@ -31,6 +32,9 @@ class TransformersPolicy:
 
     Identical prompts of one call (a GRPO group's case, sampled ``group_size`` times) prefill once and share that
     pass's keys/values and first logits (``share_prompts``; False prefills every row).
+
+    A text model whose cache is all full-attention layers decodes into a cache with room for the call's new tokens
+    (``kv_cache.GrowingLayer``): each step writes its keys and values in place instead of copying the whole cache.
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
@@ -50,6 +54,7 @@ class TransformersPolicy:
         pad = tokenizer.pad_token_id
         self.pad_token_id = pad if pad is not None else min(self.stop_token_ids)
         self.share_prompts = share_prompts
+        self._grows: bool | None = None  # whether the model's cache is all full attention (found on first use)
 
     def generate(self, prompts: Sequence[Prompt], *, seed: int | None = None) -> list[Generation]:
         if not prompts:
@@ -92,12 +97,14 @@ class TransformersPolicy:
             self.prefixes.check_weights()
         taken = [self.prefixes.take(row) for row in rows] if reuse else [None] * len(rows)
         self.prefixes.clear()  # what this call did not continue belongs to episodes that are over
+        room = max(limits) if not extra and self._growing() else None
         if any(t is not None for t in taken):
-            out, attention, next_position = self._prefill_after_prefixes(rows, taken, device)
+            out, attention, next_position = self._prefill_after_prefixes(rows, taken, device, room)
         else:
-            out, attention, next_position = self._prefill(rows, device, extra)
+            out, attention, next_position = self._prefill(rows, device, extra, room)
         cache = out.past_key_values
-        keep_kv = reuse and all(type(layer).__name__ == "DynamicLayer" for layer in getattr(cache, "layers", [None]))
+        keep_kv = reuse and all(type(layer).__name__ in ("DynamicLayer", "GrowingLayer")
+                                for layer in getattr(cache, "layers", [None]))
         active = list(range(len(rows)))
         tokens: list[list[int]] = [[] for _ in rows]
         logprobs: list[list[float]] = [[] for _ in rows]
@@ -123,26 +130,32 @@ class TransformersPolicy:
                              past_key_values=cache, use_cache=True)
             next_position = next_position + 1
 
-    def _prefill(self, rows: list[list[int]], device: torch.device, extra: dict[str, Any] | None
-                 ) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    def _growing(self) -> bool:
+        if self._grows is None:
+            self._grows = full_attention(self.model)
+        return self._grows
+
+    def _prefill(self, rows: list[list[int]], device: torch.device, extra: dict[str, Any] | None,
+                 room: int | None = None) -> tuple[Any, torch.Tensor, torch.Tensor]:
         """The first forward pass over the left-padded rows: its output, attention mask and next positions. Rows
         with the same tokens (a GRPO group's prompt, sampled ``group_size`` times) run once and their cache and
-        logits are copied to each (text only: a vision model's pixels are per row)."""
+        logits are copied to each (text only: a vision model's pixels are per row). ``room``: decode into a
+        ``growing_cache`` with that many positions to spare (None: the model's own cache)."""
         if not self.share_prompts or extra:
-            return self._prefill_rows(rows, device, extra)
+            return self._prefill_rows(rows, device, extra, room)
         distinct: dict[tuple[int, ...], int] = {}
         index = [distinct.setdefault(tuple(row), len(distinct)) for row in rows]
         if len(distinct) < len(rows):
-            out, attention, next_position = self._prefill_rows([list(row) for row in distinct], device, None)
+            out, attention, next_position = self._prefill_rows([list(row) for row in distinct], device, None, room)
             spread = torch.tensor(index, device=device)
             # the decode loop selects cache rows the same way when rows finish; indexing with repeats copies
             out.past_key_values.batch_select_indices(spread)
             out.logits = out.logits[spread]
             return out, attention[spread], next_position[spread]
-        return self._prefill_rows(rows, device, None)
+        return self._prefill_rows(rows, device, None, room)
 
-    def _prefill_rows(self, rows: list[list[int]], device: torch.device, extra: dict[str, Any] | None
-                      ) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    def _prefill_rows(self, rows: list[list[int]], device: torch.device, extra: dict[str, Any] | None,
+                      room: int | None = None) -> tuple[Any, torch.Tensor, torch.Tensor]:
         """``_prefill`` of every row as it is."""
         width = max(len(r) for r in rows)
         input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
@@ -152,12 +165,14 @@ class TransformersPolicy:
             attention[i, width - len(row):] = 1
         input_ids, attention = input_ids.to(device), attention.to(device)
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        cache = {} if room is None else {"past_key_values": growing_cache(room)}
         out = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True,
-                         logits_to_keep=1, **(extra or {}))
+                         logits_to_keep=1, **cache, **(extra or {}))
         return out, attention, positions[:, -1] + 1
 
     def _prefill_after_prefixes(self, rows: list[list[int]], taken: list[tuple[int, list[LayerKV]] | None],
-                                device: torch.device) -> tuple[Any, torch.Tensor, torch.Tensor]:
+                                device: torch.device, room: int | None = None
+                                ) -> tuple[Any, torch.Tensor, torch.Tensor]:
         """The first forward pass when some rows continue a kept prefix: the kept keys/values, left-padded to a
         common width, become the cache, and only each row's new tokens (left-padded too) are run, at their true
         positions. The attention mask leaves out both paddings."""
@@ -186,7 +201,9 @@ class TransformersPolicy:
             attention[i, past_width + width - len(new):] = 1
             positions[i, width - len(new):] = torch.arange(c, len(row))
         out = self.model(input_ids=input_ids.to(device), attention_mask=attention.to(device),
-                         position_ids=positions.to(device), past_key_values=DynamicCache(ddp_cache_data=past),
+                         position_ids=positions.to(device),
+                         past_key_values=DynamicCache(ddp_cache_data=past) if room is None else growing_cache(
+                             room + width, past),
                          use_cache=True, logits_to_keep=1)
         return out, attention.to(device), torch.tensor([len(row) for row in rows], device=device)
 
