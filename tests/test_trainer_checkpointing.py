@@ -99,7 +99,7 @@ def test_the_trl_benchmark_sets_checkpointing_the_same_on_both_sides(tmp_path, s
 
     perf_trainer.prepare(str(tmp_path), hidden=32, layers=1)
     args = argparse.Namespace(folder=str(tmp_path), prompts=2, generations=2, completion_tokens=4, steps=1,
-                              lora_r=0, gradient_checkpointing=setting)
+                              lora_r=0, gradient_checkpointing=setting, host_memory="on")
     # every trainer: GRPO and TT-OPD trained a from_pretrained model (eval mode) without checkpointing until
     # prepare_model set training mode, though the flag was on
     for side in ("grpo", "ppo", "ttopd", "trl"):
@@ -142,3 +142,14 @@ def test_perf_trainer_rounds_keep_the_least_cpu_time_and_the_highest_peak():
     assert (row["step_cpu_s"], row["step_s"], row["phases"]) == (24.0, 29.0, {"rollout": 2.0})
     assert row["peak_mb"] == 3900.0 and row["rounds_cpu"] == [30.0, 24.0, 27.0]
     assert runs[1]["peak_mb"] == 3850.0  # the runs themselves are left as they were
+
+
+def test_perf_trainer_paired_ratios_divide_each_run_by_the_trl_run_beside_it():
+    """``perf_trainer.py --paired``: each round's ratio is taken within its pair (the same minutes of the machine),
+    then averaged; a slow round of both sides leaves the ratio where a fast round puts it."""
+    from clinical_gym.benchmarks.perf_trainer import paired_ratios
+
+    fast = ({"step_s": 8.0, "step_cpu_s": 7.5}, {"step_s": 10.0, "step_cpu_s": 10.0})
+    slow = ({"step_s": 12.0, "step_cpu_s": 12.0}, {"step_s": 15.0, "step_cpu_s": 16.0})  # both 1.5-1.6x slower
+    assert paired_ratios([fast, slow]) == pytest.approx({"time": 0.8, "cpu": 0.75})
+    assert paired_ratios([fast]) == pytest.approx({"time": 0.8, "cpu": 0.75})
