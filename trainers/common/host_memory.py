@@ -17,9 +17,9 @@ about 800 MiB above what the process held live (benchmarks/README.md, "Trainers 
 * ``after_step`` (after the optimizer step and ``zero_grad``): raises the threshold to 32 MiB, the value glibc's
   own threshold climbs to, so the rollout and the forward passes keep reusing heap blocks without a page fault
   each, and trims the heap again.
-Measured side by side at SmolLM2-135M's size (GRPO, full fine-tuning, one thread): peak resident memory 3,060 MiB
-against 3,790 without it, for about 0.5 CPU s more a step in page faults; lowering the threshold for the whole step
-instead saved 130 MiB more for about three times the faults. Other projects that train or serve on the CPU do the
+Measured at SmolLM2-135M's size (GRPO, full fine-tuning, one thread; runs one after the other on one machine):
+peak resident memory 3,060 MiB against 3,790 without it, for about 0.5 CPU s more a step in page faults; lowering
+the threshold for the whole step instead saved 130 MiB more for more than twice the extra faults. Other projects that train or serve on the CPU do the
 same (PrimeIntellect's prime-rl trims the heap after every step). Off with ``release_host_memory: false``; on a
 GPU, or with a C library other than glibc, nothing is done.
 
