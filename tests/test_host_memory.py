@@ -28,9 +28,9 @@ GLIBC = host_memory.can_release()
 # once glibc's threshold has risen), and a block allocated after them pins the heap's top, so glibc cannot shrink
 # the heap by itself when they are freed.
 FRAGMENTED = """
-import ctypes, json, torch
-from clinical_gym.trainers.common.host_memory import release_freed_memory
-ctypes.CDLL("libc.so.6").mallopt(-3, 64 << 20)  # M_MMAP_THRESHOLD
+import json, torch
+from clinical_gym.trainers.common.host_memory import release_freed_memory, set_mmap_threshold
+set_mmap_threshold(64 << 20)
 def rss(): return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20
 blocks = [torch.ones(2**18) for _ in range(256)]  # 256 x 1 MiB, written
 pin = torch.ones(2**18)
@@ -45,8 +45,7 @@ print(json.dumps({"held": held, "freed": freed, "after": rss(), "released": rele
 # The same blocks allocated after the backward pass's threshold is set: each has its own mapping, and freeing them
 # gives the memory back at once, with no trim.
 MAPPED = FRAGMENTED.replace("blocks = [", "from clinical_gym.trainers.common.host_memory import "
-                            "BACKWARD_MMAP_THRESHOLD, set_mmap_threshold\n"
-                            "assert set_mmap_threshold(BACKWARD_MMAP_THRESHOLD)\nblocks = [")
+                            "BACKWARD_MMAP_THRESHOLD\nassert set_mmap_threshold(BACKWARD_MMAP_THRESHOLD)\nblocks = [")
 
 
 def _resident_mib(script: str) -> dict:

@@ -37,7 +37,7 @@ def test_the_growing_cache_gives_the_tokens_and_logprobs_of_the_models_own(model
     batch = [a, b, Prompt(a.messages, 4, a.token_ids), Prompt(b.messages, 6, b.token_ids), a]
     growing, own = policies(model, tokenizer, temperature=1.0)
     first = [policy.generate(batch, seed=5) for policy in (growing, own)]
-    assert growing._growing() and [len(g.token_ids) for g in first[0]] == [9, 9, 4, 6, 9]
+    assert growing._grows and [len(g.token_ids) for g in first[0]] == [9, 9, 4, 6, 9]
     said = tokenizer.encode("since this morning", add_special_tokens=False)
     follow = [[Prompt([], 5, list(p.token_ids) + list(g.token_ids) + said) for p, g in zip(batch, replies)]
               for replies in first]
@@ -82,6 +82,9 @@ def test_an_update_past_the_room_moves_the_cache_and_keeps_it():
     assert layer.get_seq_length() == 11 and layer._buffers[0].shape[-2] == 10 + 2
     layer.batch_select_indices(torch.tensor([2, 0, 2]))
     assert torch.equal(layer.keys, expected[[2, 0, 2]])
+    layer.batch_repeat_interleave(2)
+    assert torch.equal(layer.keys, expected[[2, 2, 0, 0, 2, 2]])
+    layer.batch_select_indices(torch.tensor([0, 2, 4]))
     layer.crop(-3)
     assert torch.equal(layer.values, -expected[[2, 0, 2], :, :8])
     cache = growing_cache(3, past=[(expected, -expected)])

@@ -1,9 +1,10 @@
 """A key/value cache with room to grow, for ``TransformersPolicy``'s decode loop. Imports torch and transformers.
 
 transformers' ``DynamicLayer`` appends each decoding step's keys and values with ``torch.cat``, which copies the
-whole cache of every layer at every step: decoding n tokens copies O(n²) keys and values. In a GRPO rollout at
-SmolLM2-135M's size (16 rows, 32 new tokens on ~30-token prompts, one thread) those copies were a fifth of the
-generation's CPU time (``benchmarks/perf_rollout.py``, issue 23). ``GrowingLayer`` keeps the keys and values in a
+whole cache of every layer at every step: decoding n tokens copies O(n²) keys and values. Generating for
+``benchmarks/perf_trainer.py``'s random model at SmolLM2-135M's size (4 key/value heads of 144; 16 rows, 32 new
+tokens on ~30-token prompts, one thread), those copies were a fifth of the CPU time by an ad hoc ``torch.profiler``
+run (benchmarks/README.md, "Trainers against TRL"; issue 23). ``GrowingLayer`` keeps the keys and values in a
 buffer with room for the tokens still to come and writes each step's new ones in place; ``keys``/``values`` are
 views of the filled part, so everything that reads a ``DynamicLayer`` reads it the same way.
 """

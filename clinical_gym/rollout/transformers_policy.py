@@ -6,8 +6,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
+from transformers.cache_utils import DynamicLayer
 
-from clinical_gym.rollout.kv_cache import full_attention, growing_cache
+from clinical_gym.rollout.kv_cache import GrowingLayer, full_attention, growing_cache
 from clinical_gym.rollout.policy import Generation, Prompt
 from clinical_gym.rollout.prefix_cache import LayerKV, PrefixCache
 
@@ -54,7 +55,7 @@ class TransformersPolicy:
         pad = tokenizer.pad_token_id
         self.pad_token_id = pad if pad is not None else min(self.stop_token_ids)
         self.share_prompts = share_prompts
-        self._grows: bool | None = None  # whether the model's cache is all full attention (found on first use)
+        self._grows = full_attention(model)  # decode into a growing_cache (all layers full attention)
 
     def generate(self, prompts: Sequence[Prompt], *, seed: int | None = None) -> list[Generation]:
         if not prompts:
@@ -97,14 +98,14 @@ class TransformersPolicy:
             self.prefixes.check_weights()
         taken = [self.prefixes.take(row) for row in rows] if reuse else [None] * len(rows)
         self.prefixes.clear()  # what this call did not continue belongs to episodes that are over
-        room = max(limits) if not extra and self._growing() else None
+        room = max(limits) if not extra and self._grows else None
         if any(t is not None for t in taken):
             out, attention, next_position = self._prefill_after_prefixes(rows, taken, device, room)
         else:
             out, attention, next_position = self._prefill(rows, device, extra, room)
         cache = out.past_key_values
-        keep_kv = reuse and all(type(layer).__name__ in ("DynamicLayer", "GrowingLayer")
-                                for layer in getattr(cache, "layers", [None]))
+        layers = getattr(cache, "layers", [None])
+        keep_kv = reuse and all(type(layer) in (DynamicLayer, GrowingLayer) for layer in layers)
         active = list(range(len(rows)))
         tokens: list[list[int]] = [[] for _ in rows]
         logprobs: list[list[float]] = [[] for _ in rows]
@@ -129,11 +130,6 @@ class TransformersPolicy:
             out = self.model(input_ids=token[:, None], attention_mask=attention, position_ids=next_position[:, None],
                              past_key_values=cache, use_cache=True)
             next_position = next_position + 1
-
-    def _growing(self) -> bool:
-        if self._grows is None:
-            self._grows = full_attention(self.model)
-        return self._grows
 
     def _prefill(self, rows: list[list[int]], device: torch.device, extra: dict[str, Any] | None,
                  room: int | None = None) -> tuple[Any, torch.Tensor, torch.Tensor]:

@@ -262,8 +262,7 @@ def _widened(model: Any, dtype: torch.dtype) -> Iterator[None]:
     them converted to ``dtype``, one module at a time (converted before its forward; after it, the stored tensors
     are put back as they were, so nothing changes and nothing is converted back). Rounding the weights to bfloat16
     moves a model's log-probabilities far less than also computing in bfloat16 (trainers/ttopd/README.md)."""
-    stored = {p.dtype for p in model.parameters() if p.is_floating_point()} - {dtype}
-    if not stored:
+    if not any(p.is_floating_point() and p.dtype != dtype for p in model.parameters()):
         yield
         return
 

@@ -19,9 +19,10 @@ about 800 MiB above what the process held live (benchmarks/README.md, "Trainers 
   each, and trims the heap again.
 Measured at SmolLM2-135M's size (GRPO, full fine-tuning, one thread; runs one after the other on one machine):
 peak resident memory 3,060 MiB against 3,790 without it, for about 0.5 CPU s more a step in page faults; lowering
-the threshold for the whole step instead saved 130 MiB more for more than twice the extra faults. Other projects that train or serve on the CPU do the
-same (PrimeIntellect's prime-rl trims the heap after every step). Off with ``release_host_memory: false``; on a
-GPU, or with a C library other than glibc, nothing is done.
+the threshold for the whole step instead saved 130 MiB more for more than twice the extra faults (ad hoc runs of
+one child; ``benchmarks/perf_trainer.py --host-memory on|off`` compares the two settings). Other projects that
+train or serve on the CPU do the same (PrimeIntellect's prime-rl trims the heap after every step). Off with
+``release_host_memory: false``; on a GPU, or with a C library other than glibc, nothing is done.
 
 The threshold is process-wide, and once set glibc stops adjusting it by itself: a training process keeps the
 value ``after_step`` leaves (32 MiB).

@@ -27,6 +27,8 @@ from typing import Any
 import torch
 from transformers.cache_utils import DynamicLayer
 
+from clinical_gym.rollout.kv_cache import full_attention
+
 MIN_SHARED_TOKENS = 8  # shorter common prompts are not worth a second forward pass
 
 
@@ -116,17 +118,6 @@ def _cache_argument(model: Any) -> str:
     return "cache" if "cache" in inspect.signature(type(inner).forward).parameters else "past_key_values"
 
 
-def _full_attention_cache(model: Any) -> bool:
-    """Whether every layer of ``model``'s own cache would be a plain ``DynamicLayer`` (no sliding window, no
-    linear attention): what ``ReplayableLayer`` stands in for."""
-    from transformers import DynamicCache
-
-    config = getattr(model, "config", None)
-    if config is None:
-        return False
-    return all(type(layer) is DynamicLayer for layer in DynamicCache(config=config).layers)
-
-
 def _checkpointed_layers(model: Any) -> list[Any]:
     from transformers.modeling_layers import GradientCheckpointingLayer
 
@@ -193,7 +184,7 @@ def _two_passes_kept(model: Any, input_ids: torch.Tensor, attention_mask: torch.
         prompt_ids[g, width - prompt_len[g]:] = input_ids[first_row[g], :prompt_len[g]]
         prompt_mask[g, width - prompt_len[g]:] = 1
     positions = (prompt_mask.cumsum(-1) - 1).clamp(min=0)
-    cache = _replayable_cache() if _full_attention_cache(model) else None
+    cache = _replayable_cache() if full_attention(model) else None
     if cache is not None:
         model(input_ids=prompt_ids, attention_mask=prompt_mask, position_ids=positions,
               **{_cache_argument(model): cache}, use_cache=True, logits_to_keep=1)
