@@ -51,7 +51,9 @@ def test_two_process_sharded_trainers_resume_exactly_and_match_ddp(tmp_path):
         assert run["steps"] == 3 and run["collected"] > 0 and run["finite_loss"] and run["kl_logged"], (name, run)
         assert run["weights_moved"] and run["full_shapes"], (name, run)
         assert run["same_weights"] and run["same_metrics"], (name, "resume is not exact", run)
-        assert all(kl > 0 for kl in run["kl_ref"]), (name, "the reference must differ from the trained policy", run)
+        # once the policy has taken a step (a step with a gradient), the reference must differ from it
+        after_moves = [kl for kl, grad in zip(run["kl_ref"][1:], run["grad_norm"], strict=False) if grad > 0]
+        assert after_moves and all(kl > 0 for kl in after_moves), (name, "the reference is the trained policy", run)
     for name in ("full_finetune", "ppo_full_finetune", "ttopd_full_finetune"):
         assert found[name]["matches_ddp"] is True, name
     assert found["ttopd_lora"]["same_teacher"] and found["ttopd_full_finetune"]["same_teacher"]  # EMA teachers

@@ -25,14 +25,17 @@ def test_ppo_learns_the_right_first_answer(tmp_path):
     cfg = PPOConfig(model="in-memory", env="QuizEnv", output_dir=str(tmp_path / "run"), total_steps=STEPS,
                     group_size=8, groups_per_step=2, num_epochs=2, num_minibatches=2, max_turn_tokens=3,
                     max_episode_tokens=64, learning_rate=1e-2, kl_coef=0.0, seed=0, progress=False, report_to="none",
-                    save_every=STEPS)
+                    save_every=STEPS, entropy_coef=0.01)
+    # the entropy bonus keeps the policy exploring until it finds the answer: without it, seeds 0 and 7 of 0-7 ended
+    # at 0.12 and 0.0 (the policy settled on a wrong answer); with it all eight ended at >= 0.83 over the last three
+    # steps (ad hoc seed sweep after the sampler change of 2026-11-29)
     main(cfg, env_factory=QuizEnv, model=tiny_llama(tokenizer), tokenizer=tokenizer)
 
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     rewards = [r["rollout/reward_mean"] for r in rows]
     assert len(rows) == STEPS
     assert rewards[0] <= 0.1, rewards
-    assert rewards[-1] >= 0.8, rewards
+    assert sum(rewards[-3:]) / 3 >= 0.8, rewards
     # the value head starts at 0 and ends near the reward it now earns (the return of every generated token)
     values = [r["rollout/value_mean"] for r in rows]
     assert values[0] == 0.0 and values[-1] >= 0.5, values

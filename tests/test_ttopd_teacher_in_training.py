@@ -87,7 +87,7 @@ def test_the_distillation_term_alone_pulls_the_student_to_its_teacher(tmp_path, 
     for name, coefficient in (("distil", 4.0), ("none", 0.0)):
         model = tiny_llama(tokenizer)
         start = weights(model)
-        ttopd.main(settings(tmp_path / name, total_steps=12, save_every=12, lambda_distill=coefficient,
+        ttopd.main(settings(tmp_path / name, total_steps=24, save_every=24, lambda_distill=coefficient,
                             learning_rate=3e-3, group_size=8, groups_per_step=2, **frozen),
                    env_factory=SameRewardQuiz, model=model, tokenizer=tokenizer)
         moved = max(float((p - start[n]).abs().max()) for n, p in weights(model).items())
@@ -96,7 +96,9 @@ def test_the_distillation_term_alone_pulls_the_student_to_its_teacher(tmp_path, 
     assert after["none"] == (0.0, pytest.approx(before))
     moved, kl = after["distil"]
     assert before > 0.05 and moved > 0
-    assert kl < 0.85 * before, (before, kl)   # towards the teacher (22 % closer here), not away from it
+    # towards the teacher, not away from it: after 24 steps the KL was 0.33-0.54 of its start over seeds 0, 1, 3, 5,
+    # 6 and 7 (12 steps left seeds 0 and 3 at 0.94 and 0.91: too few sampled replies to move it surely)
+    assert kl < 0.75 * before, (before, kl)
 
 
 def test_the_teacher_is_the_ema_of_the_student_after_each_update(tmp_path):
