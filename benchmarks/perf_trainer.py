@@ -549,11 +549,14 @@ def main() -> None:
           "shares disturbs least)")
     if args.paired:
         print("each row ran beside a TRL run of its own, a core each; its time ratios are the mean over the rounds of "
-              "its CPU s a step / that TRL run's (TRL's row above: its least of all its runs):")
+              "its CPU s a step / that TRL run's (TRL's row above: its least of all its runs); each round's CPU "
+              "ratio and their median follow:")
         for (name, rank), found in pairs.items():
             mode = f"LoRA r={rank}" if rank else "full"
+            cpu = [ours["step_cpu_s"] / trl["step_cpu_s"] for ours, trl in found]
             print(f"  {labels[name] + ', ' + mode:34s} " + " ".join(
-                f"{ours['step_cpu_s']:.3f}/{trl['step_cpu_s']:.3f}" for ours, trl in found))
+                f"{ours['step_cpu_s']:.3f}/{trl['step_cpu_s']:.3f}" for ours, trl in found)
+                + " -> " + " ".join(f"{r:.2f}" for r in cpu) + f" (median {float(np.median(cpu)):.2f})")
     elif args.rounds > 1:
         print(f"{args.rounds} rounds, rows interleaved; CPU s a step of each round (the least is kept above):")
         for (name, rank), r in results.items():

@@ -97,6 +97,7 @@ def scenario(root: Path, tokenizer, **overrides: object) -> dict:
          tokenizer=tokenizer)
     reset_accelerate()
     straight, resumed = final_state(root / "straight"), final_state(root / "resumed")
+    initial = fresh(tokenizer).state_dict()
     matches_ddp = None
     if overrides.get("lora_r") is None:  # the same run unsharded (DDP): equal up to float summation order
         main(config(root / "ddp", fsdp=False, **overrides), env_factory=quiz, model=fresh(tokenizer),
@@ -111,18 +112,16 @@ def scenario(root: Path, tokenizer, **overrides: object) -> dict:
             head = load_file(root / "ddp" / "checkpoints" / f"step-{TOTAL:06d}" / "value_head.safetensors")
             ddp = {**{f"policy.{k}": v for k, v in ddp.items()}, **{f"value_head.{k}": v for k, v in head.items()}}
         # Adam turns float-rounding differences of near-zero gradients (a step whose advantages are all 0 leaves
-        # only the KL term's) into steps of up to the learning rate (1e-2) on single weights; over all weights the
-        # two runs' updates (final - initial) must agree to 1%
-        initial = fresh(tokenizer).state_dict()
-        start = {k: initial.get(k.removeprefix("policy."), torch.zeros_like(v)) for k, v in ddp.items()}
-        gap = sum(float((straight[k] - v).double().pow(2).sum()) for k, v in ddp.items()) ** 0.5
-        moved = sum(float((v - start[k]).double().pow(2).sum()) for k, v in ddp.items()) ** 0.5
+        # only the KL term's) into steps of up to the learning rate (1e-2) on single weights; over the policy's
+        # weights the two runs' updates (final - initial) must agree to 1%
+        start = {k: initial[k.removeprefix("policy.")] for k in ddp if k.removeprefix("policy.") in initial}
+        gap = sum(float((straight[k] - ddp[k]).double().pow(2).sum()) for k in start) ** 0.5
+        moved = sum(float((ddp[k] - v).double().pow(2).sum()) for k, v in start.items()) ** 0.5
         matches_ddp = (all(torch.allclose(straight[k], v, atol=1e-2) for k, v in ddp.items()) and gap <= 1e-2 * moved
                        and all(abs(a - b) <= 1e-5 + 1e-3 * abs(b) for a, b in losses)
                        and metric_rows(root / "straight")[0]["rollout/gen_tokens_per_turn"]
                        == metric_rows(root / "ddp")[0]["rollout/gen_tokens_per_turn"])
     first = torch.load(root / "straight" / "checkpoints" / f"step-{TOTAL:06d}" / "optimizer.pt")
-    initial = fresh(tokenizer).state_dict()
     teachers = [root / run / "checkpoints" / f"step-{TOTAL:06d}" / "teacher" / "teacher.safetensors"
                 for run in ("straight", "resumed")]
     same_teacher = None

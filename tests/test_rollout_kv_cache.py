@@ -93,6 +93,18 @@ def test_an_update_past_the_room_moves_the_cache_and_keeps_it():
     assert torch.equal(cache.layers[0].keys, expected) and cache.layers[0]._buffers[0].shape[-2] == 14
 
 
+def test_a_cache_built_on_filled_buffers_holds_them_without_a_copy():
+    buffers = torch.zeros(2, 3, 8, 4), torch.zeros(2, 3, 8, 4)
+    buffers[0][:, :, :5], buffers[1][:, :, :5] = 1.0, -1.0
+    layer = growing_cache(2, past=[buffers], filled=5).layers[0]
+    assert layer.get_seq_length() == 5 and layer._buffers[0].data_ptr() == buffers[0].data_ptr()
+    assert torch.equal(layer.keys, torch.ones(2, 3, 5, 4)) and torch.equal(layer.values, -torch.ones(2, 3, 5, 4))
+    step = torch.randn(2, 3, 1, 4)
+    keys, _ = layer.update(step, step)  # written in place, after the filled positions
+    assert layer._buffers[0].data_ptr() == buffers[0].data_ptr() and torch.equal(buffers[0][:, :, 5:6], step)
+    assert keys.shape[-2] == 6
+
+
 def test_only_full_attention_models_get_the_growing_cache(model):
     from transformers import MistralConfig
 

@@ -28,6 +28,15 @@ def test_a_row_with_one_token_of_mass_always_draws_it():
     assert torch.equal(sample_rows(probs, torch.Generator().manual_seed(1)), torch.full((1000,), 6))
 
 
+def test_a_uniform_draw_of_zero_does_not_take_a_rows_only_token_out(monkeypatch):
+    """U = 0 (one draw in 2^24) must not make a row's only token of mass lose to the tokens of none."""
+    real_rand = torch.rand
+    monkeypatch.setattr(torch, "rand", lambda *a, **k: torch.zeros_like(real_rand(*a, **k)))
+    probs = torch.zeros(4, 7)
+    probs[:, 3] = 1.0
+    assert torch.equal(sample_rows(probs, torch.Generator().manual_seed(1)), torch.full((4,), 3))
+
+
 def test_the_same_seed_draws_the_same_tokens():
     probs = torch.randn(64, 1000, generator=torch.Generator().manual_seed(2)).softmax(-1)
     first = sample_rows(probs, torch.Generator().manual_seed(3))

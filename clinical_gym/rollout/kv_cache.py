@@ -42,6 +42,13 @@ class GrowingLayer(DynamicLayer):
         self.device, self.is_initialized = key_states.device, True
         return self.keys, self.values
 
+    def hold(self, key_buffer: torch.Tensor, value_buffer: torch.Tensor, length: int) -> None:
+        """Take ``key_buffer``/``value_buffer`` [rows, heads, capacity, dim] as this layer's buffers, their first
+        ``length`` positions the cache so far: nothing is copied."""
+        self._buffers, self.length = (key_buffer, value_buffer), length
+        self._expose()
+        self.device, self.is_initialized = key_buffer.device, True
+
     def batch_select_indices(self, indices: torch.Tensor) -> None:
         """Keep the rows ``indices`` (with repeats: copies), room included."""
         if self._buffers is not None:
@@ -91,9 +98,12 @@ def full_attention(model: Any) -> bool:
     return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
 
 
-def growing_cache(room: int, past: list[tuple[torch.Tensor, torch.Tensor]] | None = None) -> DynamicCache:
+def growing_cache(room: int, past: list[tuple[torch.Tensor, torch.Tensor]] | None = None,
+                  filled: int | None = None) -> DynamicCache:
     """A ``DynamicCache`` of ``GrowingLayer``s with ``room`` positions to spare: empty (its layers are made as the
-    model's layers first update it), or holding ``past`` (keys and values per layer)."""
+    model's layers first update it), or holding ``past`` (keys and values per layer), copied into buffers with
+    ``room`` to spare; with ``filled``, ``past``'s tensors are the buffers themselves, their first ``filled``
+    positions the cache (``GrowingLayer.hold``: no copy)."""
     cache = DynamicCache()
     if past is None:
         cache.layer_class_to_replicate = lambda: GrowingLayer(room)
@@ -101,6 +111,9 @@ def growing_cache(room: int, past: list[tuple[torch.Tensor, torch.Tensor]] | Non
     cache.layer_class_to_replicate, cache.layers = None, []
     for keys, values in past:
         layer = GrowingLayer(room)
-        layer.update(keys, values)
+        if filled is None:
+            layer.update(keys, values)
+        else:
+            layer.hold(keys, values, filled)
         cache.layers.append(layer)
     return cache

@@ -171,21 +171,23 @@ class TransformersPolicy:
                                 ) -> tuple[Any, torch.Tensor, torch.Tensor]:
         """The first forward pass when some rows continue a kept prefix: the kept keys/values, left-padded to a
         common width, become the cache, and only each row's new tokens (left-padded too) are run, at their true
-        positions. The attention mask leaves out both paddings."""
+        positions. The attention mask leaves out both paddings. With ``room`` the padded past is written straight
+        into ``growing_cache`` buffers with room for the new tokens and ``room`` more."""
         from transformers import DynamicCache
 
         cached = [t[0] if t is not None else 0 for t in taken]
         layers = next(t[1] for t in taken if t is not None)
         past_width, width = max(cached), max(len(row) - c for row, c in zip(rows, cached))
+        capacity = past_width if room is None else past_width + width + room
         _, heads, _, dim = layers[0][0].shape
         past = []
         for layer in range(len(layers)):
-            keys = layers[layer][0].new_zeros((len(rows), heads, past_width, dim))
-            values = layers[layer][1].new_zeros((len(rows), heads, past_width, dim))
+            keys = layers[layer][0].new_zeros((len(rows), heads, capacity, dim))
+            values = layers[layer][1].new_zeros((len(rows), heads, capacity, dim))
             for i, t in enumerate(taken):
                 if t is not None:
-                    keys[i, :, past_width - cached[i]:] = t[1][layer][0][0]
-                    values[i, :, past_width - cached[i]:] = t[1][layer][1][0]
+                    keys[i, :, past_width - cached[i]:past_width] = t[1][layer][0][0]
+                    values[i, :, past_width - cached[i]:past_width] = t[1][layer][1][0]
             past.append((keys, values))
         input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
         attention = torch.zeros((len(rows), past_width + width), dtype=torch.long)
@@ -199,7 +201,7 @@ class TransformersPolicy:
         out = self.model(input_ids=input_ids.to(device), attention_mask=attention.to(device),
                          position_ids=positions.to(device),
                          past_key_values=DynamicCache(ddp_cache_data=past) if room is None else growing_cache(
-                             room + width, past),
+                             room, past, filled=past_width),
                          use_cache=True, logits_to_keep=1)
         return out, attention.to(device), torch.tensor([len(row) for row in rows], device=device)
 
@@ -243,12 +245,13 @@ def sample_rows(probs: torch.Tensor, generator: torch.Generator | None) -> torch
     E is −log U of a float32 uniform U in [0, 1), drawn with ``torch.rand``, 6x cheaper on the CPU than the
     ``Tensor.exponential_`` this policy drew its noise with before (3.3 against 19 ms for 16 rows of SmolLM2's
     49,152 tokens, ad hoc timing; ``exponential_`` was 12% of a rollout's CPU profile at SmolLM2-135M's size,
-    benchmarks/README.md). U = 0 (chance 2^-24 a token) gives E = inf, which only takes that token out of the
-    race. A race of noisy scores, unlike inverting the cumulative distribution, picks the same token for two nearly
+    benchmarks/README.md). U = 0 (chance 2^-24 a token) counts as 2^-25 (E = 17.3, far behind in the race, but a
+    row's only token with mass still wins: an E of inf would have scored it 0, level with the tokens of no mass).
+    A race of noisy scores, unlike inverting the cumulative distribution, picks the same token for two nearly
     equal distributions unless the best two scores are within their difference: runs whose logits differ by float
     rounding (sharded against unsharded, resumed against straight) sample the same tokens
     (tests/test_rollout_sampling.py)."""
-    noise = torch.rand(probs.shape, generator=generator, device=probs.device).log_().neg_()
+    noise = torch.rand(probs.shape, generator=generator, device=probs.device).clamp_(min=2**-25).log_().neg_()
     return (probs / noise).argmax(-1)
 
 
