@@ -24,7 +24,8 @@ not run as asked (checkpointed or not) stops the benchmark. Printed: mean second
 the first (warm-up) step, wall clock and CPU time (ours: between consecutive collections, one step apart; TRL: its
 step callbacks), peak memory (RSS of the whole process on CPU, allocated CUDA memory on GPU), and per row
 the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, time <= 0.8x TRL's GRPOTrainer).
-``--host-memory off`` turns off our trainers' ``release_host_memory`` (on by default: on the CPU they hand the
+``--teacher-matmul-precision medium`` runs our TT-OPD teacher's pass with bfloat16 matmul inputs (its
+``teacher_matmul_precision``; default highest, as the trainer). ``--host-memory off`` turns off our trainers' ``release_host_memory`` (on by default: on the CPU they hand the
 heap's free pages back around the backward pass and map its large blocks, trainers/common/host_memory.py; TRL's
 process keeps glibc's defaults either way). ``--paired`` runs each of ours at the same time as a TRL run of its
 own, each pinned to a core (two cores needed), and takes each row's time ratios to the TRL run beside it: the
@@ -303,7 +304,8 @@ def run_ours(args: argparse.Namespace) -> dict[str, Any]:
             from clinical_gym.trainers.ttopd.config import TTOPDConfig
             from clinical_gym.trainers.ttopd.train import main  # type: ignore[no-redef]
 
-            cfg = TTOPDConfig(**common, dynamic_sampling=False, num_iterations=1, beta=0.0)
+            cfg = TTOPDConfig(**common, dynamic_sampling=False, num_iterations=1, beta=0.0,
+                              teacher_matmul_precision=args.teacher_matmul_precision)
         collected: list[float] = []  # CPU time at each collection: one step apart
         main(cfg, env_factory=PromptEnv, model=model, tokenizer=tokenizer,
              on_collect=[lambda _: collected.append(time.process_time())])
@@ -446,6 +448,9 @@ def main() -> None:
     parser.add_argument("--lora", default="0,8", help="rows: LoRA ranks, 0 for full fine-tuning, comma-separated")
     parser.add_argument("--gradient-checkpointing", choices=("on", "off"), default="on",
                         help="activation checkpointing on both sides (default on: TRL's GRPOConfig default)")
+    parser.add_argument("--teacher-matmul-precision", choices=("highest", "high", "medium"), default="highest",
+                        help="our TT-OPD: the teacher pass's float32 matmul precision (default highest, the "
+                             "trainer's default; medium: bfloat16 inputs with float32 sums where the CPU has them)")
     parser.add_argument("--host-memory", choices=("on", "off"), default="on",
                         help="ours: release_host_memory (CPU: heap trims and mapped backward blocks, "
                              "trainers/common/host_memory.py; default on, the trainers' default)")

@@ -107,7 +107,9 @@ def test_teacher_logprobs_are_aligned_to_the_students_tokens_with_and_without_th
         prompt_len=2, generated_ids=[40, 41], logprobs=[0.0, 0.0], finish_reason="stop", action="", env_ids=[3])],
         outcome={"success": False})
     trajectories = [trajectory(), short]
-    cfg = TTOPDConfig(model="unused", micro_batch_size=micro_batch_size)
+    # float32 products, so the batched scores match the one-row ones to 1e-5 (the precision's own test:
+    # test_ttopd_teacher.py)
+    cfg = TTOPDConfig(model="unused", micro_batch_size=micro_batch_size, teacher_matmul_precision="highest")
     batch = pack(trajectories, [0.0, 0.0], tokenizer.pad_token_id)
     student_ids = batch.input_ids.clone()
     results = {}
@@ -147,6 +149,20 @@ def test_eq2_token_weights_sum_or_average_the_turn_means(tiny):
     dropped = add_teacher_logprobs(model, teacher, batch, [teacher_sequence(trajectory(), HINT, 18)],
                                    TTOPDConfig(model="unused"), 0)
     assert dropped.distill_weights[0, 11] == 0 and dropped.teacher_logprobs[0, 11] == 0  # turn 3 beyond L_max
+
+
+@pytest.mark.parametrize("precision", ["medium", "highest"])
+def test_the_teacher_pass_uses_the_configured_matmul_precision(tiny, precision, monkeypatch):
+    tokenizer, base = tiny
+    model = copy.deepcopy(base)
+    teacher = EMATeacher(model)
+    asked = []
+    real = EMATeacher.logprobs
+    monkeypatch.setattr(EMATeacher, "logprobs", lambda self, *a: asked.append(a[-1]) or real(self, *a))
+    batch = pack([trajectory()], [0.0], tokenizer.pad_token_id)
+    cfg = TTOPDConfig(model="unused", teacher_matmul_precision=precision)
+    scored = add_teacher_logprobs(model, teacher, batch, [teacher_sequence(trajectory(), HINT, 100)], cfg, 0)
+    assert asked == [precision] and bool((scored.teacher_logprobs < 0).any())
 
 
 def contains(row: list[int], part: list[int]) -> bool:

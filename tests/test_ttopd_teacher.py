@@ -247,3 +247,46 @@ def test_the_teacher_dtype_option_picks_the_copys_storage():
     assert ttopd.teacher_dtype(TTOPDConfig(model="m", fsdp=True, generation_engine="transformers")) is None
     with pytest.raises(ValueError, match="teacher_dtype must be one of bfloat16, model"):
         TTOPDConfig(model="m", teacher_dtype="float16")
+
+
+def test_the_matmul_precision_block_sets_and_restores_torchs_setting():
+    before = torch.get_float32_matmul_precision()
+    with ema_teacher.float32_matmul_precision("medium"):
+        assert torch.get_float32_matmul_precision() == "medium"
+    assert torch.get_float32_matmul_precision() == before
+    with pytest.raises(RuntimeError, match="stop"), ema_teacher.float32_matmul_precision("medium"):
+        raise RuntimeError("stop")
+    assert torch.get_float32_matmul_precision() == before
+
+
+@pytest.mark.parametrize("lora_r", [4, 0], ids=["lora", "full"])
+def test_the_teacher_scores_at_the_asked_matmul_precision(tiny, lora_r, monkeypatch):
+    """``teacher_matmul_precision``: the teacher's pass runs under it (and only its pass), and "medium" (bfloat16
+    inputs, float32 sums where the CPU has fast bfloat16) stays close to float32 products: well under the 0.32-nat
+    mean effect of a hint on real SmolLM2 (the config's docstring)."""
+    tokenizer, base = tiny
+    model = student(base, lora_r)
+    teacher = EMATeacher(model)
+    perturb(model, scale=0.05)
+    ids = torch.tensor([tokenizer.encode("the patient has a fever and a cough since yesterday, likely viral")] * 2)
+    attention, mask = torch.ones_like(ids), torch.ones(2, ids.shape[1] - 1)
+    exact = teacher.logprobs(model, ids, attention, mask, 1.0, "highest")
+    fast = teacher.logprobs(model, ids, attention, mask, 1.0, "medium")
+    gap = (fast - exact).abs()
+    assert float(gap.max()) < 0.05 and float(gap.mean()) < 0.01
+    assert float(exact.abs().mean()) > 1.0  # the scores themselves are not near zero
+    seen = []
+    real = ema_teacher.token_logprobs
+    monkeypatch.setattr(ema_teacher, "token_logprobs",
+                        lambda *a, **k: seen.append(torch.get_float32_matmul_precision()) or real(*a, **k))
+    before = torch.get_float32_matmul_precision()
+    teacher.logprobs(model, ids, attention, mask, 1.0, "medium")
+    teacher.logprobs(model, ids, attention, mask, 1.0)
+    assert seen == ["medium", "highest"] and torch.get_float32_matmul_precision() == before
+
+
+def test_the_teacher_matmul_precision_option():
+    assert TTOPDConfig(model="m").teacher_matmul_precision == "highest"
+    assert TTOPDConfig(model="m", teacher_matmul_precision="medium").teacher_matmul_precision == "medium"
+    with pytest.raises(ValueError, match="teacher_matmul_precision must be one of highest, high, medium"):
+        TTOPDConfig(model="m", teacher_matmul_precision="low")

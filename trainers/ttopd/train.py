@@ -144,7 +144,8 @@ def add_teacher_logprobs(model: Any, teacher: EMATeacher, batch: TokenBatch, seq
             batch.loss_mask.device)
         for start in range(0, len(rows), cfg.micro_batch_size):
             part = hinted.select(range(start, min(start + cfg.micro_batch_size, len(rows))))
-            scored = teacher.logprobs(model, part.input_ids, part.attention_mask, part.loss_mask, cfg.temperature)
+            scored = teacher.logprobs(model, part.input_ids, part.attention_mask, part.loss_mask, cfg.temperature,
+                                      cfg.teacher_matmul_precision)
             for r, i in enumerate(rows[start:start + cfg.micro_batch_size]):
                 seq = sequences[i]
                 student_cols = torch.tensor(seq.student_positions, device=scored.device) - 1
