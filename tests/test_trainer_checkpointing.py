@@ -99,7 +99,8 @@ def test_the_trl_benchmark_sets_checkpointing_the_same_on_both_sides(tmp_path, s
 
     perf_trainer.prepare(str(tmp_path), hidden=32, layers=1)
     args = argparse.Namespace(folder=str(tmp_path), prompts=2, generations=2, completion_tokens=4, steps=1,
-                              lora_r=0, gradient_checkpointing=setting, host_memory="on")
+                              lora_r=0, gradient_checkpointing=setting, host_memory="on",
+                              teacher_matmul_precision="highest")
     # every trainer: GRPO and TT-OPD trained a from_pretrained model (eval mode) without checkpointing until
     # prepare_model set training mode, though the flag was on
     for side in ("grpo", "ppo", "ttopd", "trl"):
