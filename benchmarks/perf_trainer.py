@@ -25,15 +25,15 @@ the first (warm-up) step, wall clock and CPU time (ours: between consecutive col
 step callbacks), peak memory (RSS of the whole process on CPU, allocated CUDA memory on GPU), and per row
 the ratios ours / TRL with one ``GOAL`` line each (issue #23: memory <= 0.9x, time <= 0.8x TRL's GRPOTrainer).
 ``--teacher-matmul-precision medium`` runs our TT-OPD teacher's pass with bfloat16 matmul inputs (its
-``teacher_matmul_precision``; default highest, as the trainer). ``--host-memory off`` turns off our trainers' ``release_host_memory`` (on by default: on the CPU they hand the
-heap's free pages back around the backward pass and map its large blocks, trainers/common/host_memory.py; TRL's
-process keeps glibc's defaults either way). ``--paired`` runs each of ours at the same time as a TRL run of its
-own, each pinned to a core (two cores needed), and takes each row's time ratios to the TRL run beside it: the
-machine's speed drifted by up to 1.6x within minutes (TRL's full row took 22.5 and 35.6 CPU s a step in two rounds
-of one run), which moves rows run one after the other, but hits two runs side by side alike. ``--rounds N`` runs
-every row N times with the rows interleaved (TRL, ours, TRL, ours, ...) and keeps each row's
-run of least CPU time a step: on a machine whose speed drifts over minutes, rows run once each, one after the
-other, moved by up to 1.5x between runs.
+``teacher_matmul_precision``; default highest, as the trainer). ``--host-memory off`` turns off our trainers'
+``release_host_memory`` (on by default: on the CPU they hand the heap's free pages back around the backward pass
+and map its large blocks, trainers/common/host_memory.py; TRL's process keeps glibc's defaults either way).
+``--paired`` runs each of ours at the same time as a TRL run of its own, each pinned to a core (two cores needed),
+and takes each row's time ratios to the TRL run beside it: the machine's speed drifted by up to 1.6x within minutes
+(TRL's full row took 22.5 and 35.6 CPU s a step in two rounds of one run), which moves rows run one after the other,
+but hits two runs side by side alike. ``--rounds N`` runs every row N times with the rows interleaved (TRL, ours,
+TRL, ours, ...) and keeps each row's run of least CPU time a step: on a machine whose speed drifts over minutes,
+rows run once each, one after the other, moved by up to 1.5x between runs.
 
 ``--phases`` adds, for each row (TRL's where its methods mark the same phases), the peak resident memory of each
 phase of a step (rollout, old/reference logprobs, teacher logprobs, the loss forward, the backward pass, the
@@ -65,6 +65,7 @@ import numpy as np
 import torch
 
 from clinical_gym.spaces import UnicodeText
+from clinical_gym.trainers.ttopd.config import TEACHER_MATMUL_PRECISIONS
 
 if __package__ in (None, ""):  # run as a script: the goal lines live next to it
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -448,7 +449,7 @@ def main() -> None:
     parser.add_argument("--lora", default="0,8", help="rows: LoRA ranks, 0 for full fine-tuning, comma-separated")
     parser.add_argument("--gradient-checkpointing", choices=("on", "off"), default="on",
                         help="activation checkpointing on both sides (default on: TRL's GRPOConfig default)")
-    parser.add_argument("--teacher-matmul-precision", choices=("highest", "high", "medium"), default="highest",
+    parser.add_argument("--teacher-matmul-precision", choices=TEACHER_MATMUL_PRECISIONS, default="highest",
                         help="our TT-OPD: the teacher pass's float32 matmul precision (default highest, the "
                              "trainer's default; medium: bfloat16 inputs with float32 sums where the CPU has them)")
     parser.add_argument("--host-memory", choices=("on", "off"), default="on",
